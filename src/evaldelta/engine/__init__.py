@@ -1,0 +1,31 @@
+"""Rows -> validated relation -> sufficient statistics (DuckDB by default, through Ibis)."""
+
+from evaldelta.engine._read import Source, TableSet, read_sources
+from evaldelta.engine._reduce import (
+    ALL,
+    ArmSliceStats,
+    CaseTable,
+    Moments,
+    PairSliceStats,
+    build_case_table,
+    list_cases,
+    reduce_arm_slices,
+    reduce_pair_slices,
+)
+from evaldelta.engine._validate import validate
+
+__all__ = [
+    "ALL",
+    "ArmSliceStats",
+    "CaseTable",
+    "Moments",
+    "PairSliceStats",
+    "Source",
+    "TableSet",
+    "build_case_table",
+    "list_cases",
+    "read_sources",
+    "reduce_arm_slices",
+    "reduce_pair_slices",
+    "validate",
+]

@@ -1,0 +1,76 @@
+"""Read a mix or traffic file: CSV ``slice,weight`` or a JSON object ``{slice: weight}``."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+from evaldelta.errors import Location, MixError
+
+__all__ = ["read_mix"]
+
+
+def read_mix(path: Path, known_slices: set[str] | None = None) -> dict[str, float]:
+    """Return ``{slice: weight}`` on the file's own scale, after checking every entry.
+
+    Weights must be finite and non-negative, not all zero, and (when ``known_slices`` is
+    given) name only slices the data has. Each failure names the file and line.
+    """
+    where = str(path)
+    if not path.exists():
+        raise MixError("mix file does not exist", Location(where))
+    text = path.read_text(encoding="utf-8-sig")
+    if not text.strip():
+        raise MixError("mix file is empty", Location(where))
+    entries: list[tuple[str, object, int | None]] = []
+    if path.suffix.lower() == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise MixError(f"not valid JSON: {exc.msg}", Location(where, exc.lineno)) from exc
+        if not isinstance(data, dict):
+            raise MixError("a JSON mix must be an object mapping slice to weight", Location(where))
+        lines = text.splitlines()
+        for key, value in data.items():
+            line = next((i + 1 for i, s in enumerate(lines) if json.dumps(key) in s), None)
+            entries.append((str(key), value, line))
+    else:
+        reader = csv.reader(text.splitlines())
+        header = [h.strip().lower() for h in next(reader, [])]
+        if "slice" not in header or "weight" not in header:
+            raise MixError(
+                f"a CSV mix needs the columns slice,weight (found: {','.join(header)})",
+                Location(where, 1),
+            )
+        si, wi = header.index("slice"), header.index("weight")
+        for lineno, row in enumerate(reader, start=2):
+            if not row or all(not c.strip() for c in row):
+                continue
+            if len(row) <= max(si, wi):
+                raise MixError("row has too few fields", Location(where, lineno))
+            entries.append((row[si].strip(), row[wi].strip(), lineno))
+    if not entries:
+        raise MixError("mix file names no slices", Location(where))
+    weights: dict[str, float] = {}
+    for name, raw, line in entries:
+        try:
+            weight = float(raw)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            raise MixError("weight is not a number", Location(where, line, "weight", raw)) from None
+        if not math.isfinite(weight) or weight < 0:
+            raise MixError(
+                "weight must be a finite number >= 0", Location(where, line, "weight", raw)
+            )
+        if name in weights:
+            raise MixError("slice is listed twice", Location(where, line, "slice", name))
+        if known_slices is not None and name not in known_slices:
+            raise MixError(
+                f"slice is not in the data (slices: {', '.join(sorted(known_slices))})",
+                Location(where, line, "slice", name),
+            )
+        weights[name] = weight
+    if sum(weights.values()) <= 0:
+        raise MixError("all weights are zero", Location(where))
+    return weights

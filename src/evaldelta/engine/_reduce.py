@@ -1,0 +1,313 @@
+"""Reduce rows to sufficient statistics per (arm, slice) and per (arm pair, slice).
+
+The one large step is a per-case pivot: rows are grouped by ``case_id`` once, with each
+compared arm's attempt count, scored count and case mean as conditional aggregates. That
+single table (one row per case) is kept as a temporary table and every later reduction is
+a small group-by over it, so memory does not grow with the number of rows and the arms are
+joined without a join. The case is the unit: repeats are averaged within a case first.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import ibis
+import ibis.expr.types as ir
+
+from evaldelta.engine._read import TableSet, locate
+from evaldelta.errors import SliceConflictError
+
+__all__ = [
+    "ArmSliceStats",
+    "CaseTable",
+    "Moments",
+    "PairSliceStats",
+    "build_case_table",
+    "reduce_arm_slices",
+    "reduce_pair_slices",
+]
+
+ALL = "__all__"
+_TABLE_IDS = itertools.count()
+
+
+@dataclass(frozen=True)
+class Moments:
+    """Count, sum and sum of squares of case-level values."""
+
+    n: int
+    total: float
+    sumsq: float
+
+    @property
+    def mean(self) -> float:
+        """The mean, or NaN when there are no values (reported, never 0)."""
+        return self.total / self.n if self.n else math.nan
+
+    @property
+    def sd(self) -> float:
+        """Sample standard deviation (ddof=1); NaN below two values."""
+        if self.n < 2:
+            return math.nan
+        var = (self.sumsq - self.total * self.total / self.n) / (self.n - 1)
+        return math.sqrt(max(var, 0.0))
+
+
+@dataclass(frozen=True)
+class ArmSliceStats:
+    """What one arm did in one slice (``slice == ALL`` for the whole arm)."""
+
+    arm: str
+    slice: str
+    cases: int
+    attempts: int
+    reviewed: int
+    scores: Moments
+    max_scored_per_case: int
+    cost_usd: float | None
+    attempt_total: float = 0.0
+    clusters: tuple[tuple[int, float], ...] | None = None
+
+    @property
+    def unlabeled(self) -> int:
+        """Attempts with no score yet."""
+        return self.attempts - self.reviewed
+
+    @property
+    def attempt_mean(self) -> float:
+        """Mean over scored attempts (every run counts once), for contrast with case means."""
+        return self.attempt_total / self.reviewed if self.reviewed else math.nan
+
+
+@dataclass(frozen=True)
+class PairSliceStats:
+    """Candidate minus baseline on the cases both arms scored, in one slice."""
+
+    baseline: str
+    candidate: str
+    slice: str
+    delta: Moments
+    nonzero: int
+    base: Moments
+    cand: Moments
+    both_pass: int
+    only_baseline: int
+    only_candidate: int
+    both_fail: int
+    only_in_baseline: int
+    only_in_candidate: int
+    unscored_in_one: int
+    clusters: tuple[tuple[int, float], ...] | None = field(default=None)
+
+
+@dataclass(frozen=True)
+class CaseTable:
+    """The per-case pivot, kept in the backend, and the arms it covers in column order."""
+
+    table: ir.Table
+    arms: tuple[str, ...]
+    metric: str
+    tables: TableSet
+
+
+def _rows(expr: Any) -> list[dict[str, Any]]:
+    return expr.to_pyarrow().to_pylist()  # type: ignore[no-any-return]
+
+
+def build_case_table(tables: TableSet, arms: tuple[str, ...], metric: str) -> CaseTable:
+    """Pivot rows to one row per case with each arm's counts and case mean for ``metric``.
+
+    Raises :class:`SliceConflictError` when a case carries two values of a slicing column
+    (for example, a case whose slice differs between arms).
+    """
+    t = tables.rows.filter(tables.rows.arm.isin(list(arms)))
+    score = t[f"m_{metric}"]
+    aggs: dict[str, Any] = {}
+    for name in tables.slice_columns:
+        col = t[f"by_{name}"]
+        aggs[f"s_{name}"] = col.min()
+        aggs[f"s_{name}_max"] = col.max()
+    if tables.has_cluster:
+        aggs["cluster"] = t.cluster.min()
+    aggs["_src"] = t._src.min()
+    for i, arm in enumerate(arms):
+        is_arm = t.arm == arm
+        aggs[f"n{i}"] = t.count(where=is_arm)
+        aggs[f"k{i}"] = score.count(where=is_arm)
+        aggs[f"m{i}"] = score.mean(where=is_arm)
+        aggs[f"t{i}"] = score.sum(where=is_arm)
+        if tables.has_cost:
+            aggs[f"c{i}"] = t.cost_usd.sum(where=is_arm)
+    grouped = t.group_by("case_id").aggregate(**aggs)
+    name = f"_evaldelta_cases_{next(_TABLE_IDS)}"
+    table = tables.con.create_table(name, grouped, temp=True)
+    for col in tables.slice_columns:
+        clash = _rows(
+            table.filter(table[f"s_{col}"] != table[f"s_{col}_max"])
+            .select("case_id", f"s_{col}", f"s_{col}_max", "_src")
+            .limit(1)
+        )
+        if clash:
+            hit = clash[0]
+            where = locate(tables, int(hit["_src"]), {"case_id": hit["case_id"]}, col)
+            raise SliceConflictError(
+                f"case {hit['case_id']!r} is in two slices of {col!r}: "
+                f"{hit[f's_{col}']!r} and {hit[f's_{col}_max']!r} "
+                "(a case belongs to exactly one slice, in every arm)",
+                where,
+            )
+    return CaseTable(table=table, arms=arms, metric=metric, tables=tables)
+
+
+def _moments(n: Any, total: Any, sumsq: Any) -> Moments:
+    return Moments(int(n or 0), float(total or 0.0), float(sumsq or 0.0))
+
+
+def reduce_arm_slices(cases: CaseTable, by: str) -> list[ArmSliceStats]:
+    """Per arm, per slice of ``by`` and overall (``ALL``): counts, case-mean moments, cost."""
+    w = cases.table
+    aggs: dict[str, Any] = {}
+    for i in range(len(cases.arms)):
+        n, k, m = w[f"n{i}"], w[f"k{i}"], w[f"m{i}"]
+        aggs[f"cases{i}"] = (n > 0).sum()
+        aggs[f"att{i}"] = n.sum()
+        aggs[f"rev{i}"] = k.sum()
+        aggs[f"sn{i}"] = m.count()
+        aggs[f"st{i}"] = m.sum()
+        aggs[f"ss{i}"] = (m * m).sum()
+        aggs[f"mx{i}"] = k.max()
+        aggs[f"at{i}"] = w[f"t{i}"].sum()
+        if cases.tables.has_cost:
+            aggs[f"cost{i}"] = w[f"c{i}"].sum()
+    per_slice = _rows(w.group_by(slice=w[f"s_{by}"]).aggregate(**aggs).order_by("slice"))
+    overall = _rows(w.aggregate(**aggs))
+    overall[0]["slice"] = ALL
+    cluster_map = _cluster_sums_arm(cases, by) if cases.tables.has_cluster else {}
+    out = []
+    for row in [*per_slice, *overall]:
+        for i, arm in enumerate(cases.arms):
+            out.append(
+                ArmSliceStats(
+                    arm=arm,
+                    slice=str(row["slice"]),
+                    cases=int(row[f"cases{i}"] or 0),
+                    attempts=int(row[f"att{i}"] or 0),
+                    reviewed=int(row[f"rev{i}"] or 0),
+                    scores=_moments(row[f"sn{i}"], row[f"st{i}"], row[f"ss{i}"]),
+                    max_scored_per_case=int(row[f"mx{i}"] or 0),
+                    attempt_total=float(row[f"at{i}"] or 0.0),
+                    cost_usd=(float(row[f"cost{i}"]) if row.get(f"cost{i}") is not None else None),
+                    clusters=cluster_map.get((i, str(row["slice"]))),
+                )
+            )
+    return out
+
+
+def _cluster_sums_arm(
+    cases: CaseTable, by: str
+) -> dict[tuple[int, str], tuple[tuple[int, float], ...]]:
+    w = cases.table
+    aggs: dict[str, Any] = {}
+    for i in range(len(cases.arms)):
+        aggs[f"n{i}"] = w[f"m{i}"].count()
+        aggs[f"s{i}"] = w[f"m{i}"].sum()
+    result: dict[tuple[int, str], list[tuple[int, float]]] = {}
+    grouped = _rows(w.group_by(slice=w[f"s_{by}"], cl=w.cluster).aggregate(**aggs))
+    overall = _rows(w.group_by(cl=w.cluster).aggregate(**aggs))
+    for row in overall:
+        row["slice"] = ALL
+    for row in [*grouped, *overall]:
+        for i in range(len(cases.arms)):
+            n = int(row[f"n{i}"] or 0)
+            if n:
+                result.setdefault((i, str(row["slice"])), []).append((n, float(row[f"s{i}"])))
+    return {key: tuple(v) for key, v in result.items()}
+
+
+def reduce_pair_slices(cases: CaseTable, by: str, candidate_index: int) -> list[PairSliceStats]:
+    """Baseline (arm 0) against one candidate: paired moments, 2x2 cells, coverage gaps."""
+    w = cases.table
+    j = candidate_index
+    mb, mc = w.m0, w[f"m{j}"]
+    paired = mb.notnull() & mc.notnull()
+    d = mc - mb
+    aggs: dict[str, Any] = {
+        "n": paired.sum(),
+        "dt": d.sum(),
+        "dss": (d * d).sum(),
+        "nz": (paired & (d != 0)).sum(),
+        "bt": mb.sum(where=paired),
+        "bss": (mb * mb).sum(where=paired),
+        "ct": mc.sum(where=paired),
+        "css": (mc * mc).sum(where=paired),
+        "pp": (paired & (mb == 1) & (mc == 1)).sum(),
+        "pf": (paired & (mb == 1) & (mc == 0)).sum(),
+        "fp": (paired & (mb == 0) & (mc == 1)).sum(),
+        "ff": (paired & (mb == 0) & (mc == 0)).sum(),
+        "ob": ((w.n0 > 0) & (w[f"n{j}"] == 0)).sum(),
+        "oc": ((w.n0 == 0) & (w[f"n{j}"] > 0)).sum(),
+        "un": ((w.n0 > 0) & (w[f"n{j}"] > 0) & ~paired).sum(),
+    }
+    per_slice = _rows(w.group_by(slice=w[f"s_{by}"]).aggregate(**aggs).order_by("slice"))
+    overall = _rows(w.aggregate(**aggs))
+    overall[0]["slice"] = ALL
+    clusters: dict[str, tuple[tuple[int, float], ...]] = {}
+    if cases.tables.has_cluster:
+        c_aggs = {"n": paired.sum(), "s": d.sum()}
+        for row in _rows(w.group_by(slice=w[f"s_{by}"], cl=w.cluster).aggregate(**c_aggs)):
+            if row["n"]:
+                clusters.setdefault(str(row["slice"]), ())
+                clusters[str(row["slice"])] += ((int(row["n"]), float(row["s"])),)
+        for row in _rows(w.group_by(cl=w.cluster).aggregate(**c_aggs)):
+            if row["n"]:
+                clusters.setdefault(ALL, ())
+                clusters[ALL] += ((int(row["n"]), float(row["s"])),)
+    return [
+        PairSliceStats(
+            baseline=cases.arms[0],
+            candidate=cases.arms[j],
+            slice=str(row["slice"]),
+            delta=_moments(row["n"], row["dt"], row["dss"]),
+            nonzero=int(row["nz"] or 0),
+            base=_moments(row["n"], row["bt"], row["bss"]),
+            cand=_moments(row["n"], row["ct"], row["css"]),
+            both_pass=int(row["pp"] or 0),
+            only_baseline=int(row["pf"] or 0),
+            only_candidate=int(row["fp"] or 0),
+            both_fail=int(row["ff"] or 0),
+            only_in_baseline=int(row["ob"] or 0),
+            only_in_candidate=int(row["oc"] or 0),
+            unscored_in_one=int(row["un"] or 0),
+            clusters=clusters.get(str(row["slice"])),
+        )
+        for row in [*per_slice, *overall]
+    ]
+
+
+def list_cases(
+    cases: CaseTable, by: str, candidate_index: int, *, limit: int | None
+) -> dict[str, list[dict[str, Any]]]:
+    """Row-level listings, bounded and explicit: one-arm-only cases and the cases that moved.
+
+    One-arm-only cases are listed in full (they are never dropped silently); the
+    discordant cases are listed largest move first, up to ``limit`` (None = all).
+    """
+    w = cases.table
+    j = candidate_index
+    slice_col = w[f"s_{by}"]
+    only_b = w.filter((w.n0 > 0) & (w[f"n{j}"] == 0)).select("case_id", slice=slice_col)
+    only_c = w.filter((w.n0 == 0) & (w[f"n{j}"] > 0)).select("case_id", slice=slice_col)
+    moved = w.filter(w.m0.notnull() & w[f"m{j}"].notnull() & (w[f"m{j}"] != w.m0)).select(
+        "case_id", slice=slice_col, baseline=w.m0, candidate=w[f"m{j}"], delta=w[f"m{j}"] - w.m0
+    )
+    moved = moved.order_by([ibis.desc(moved.delta.abs()), "case_id"])
+    if limit is not None:
+        moved = moved.limit(limit)
+    return {
+        "only_in_baseline": _rows(only_b.order_by("case_id")),
+        "only_in_candidate": _rows(only_c.order_by("case_id")),
+        "discordant": _rows(moved),
+    }

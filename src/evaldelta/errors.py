@@ -1,0 +1,96 @@
+"""The one exception tree of evaldelta.
+
+::
+
+    EvaldeltaError                 base; never raised itself
+     ├── InputError                bad data: a file, line, field and value are named   (exit 2)
+     │    ├── UnreadableFileError  missing, empty, truncated or unparseable file
+     │    ├── MissingColumnError   a required column is absent
+     │    ├── BadValueError        a value that cannot be used (non-numeric score, ...)
+     │    ├── DuplicateRowError    the same (arm, case_id, repeat) twice
+     │    ├── SliceConflictError   one case in two slices of the same slicing column
+     │    └── MixError             a mix or traffic file with unknown, negative or all-zero weights
+     └── UsageError                bad options: an unknown arm, a single arm          (exit 2)
+
+The CLI turns every one of these into a one-line message and exit code 2. Messages are
+full sentences that include the values involved.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "BadValueError",
+    "DuplicateRowError",
+    "EvaldeltaError",
+    "InputError",
+    "Location",
+    "MissingColumnError",
+    "MixError",
+    "SliceConflictError",
+    "UnreadableFileError",
+    "UsageError",
+]
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a bad value was found: a file, and optionally a line (or row), field and value."""
+
+    path: str
+    line: int | None = None
+    field: str | None = None
+    value: object = None
+    unit: str = "line"
+
+    def __str__(self) -> str:
+        parts = [self.path]
+        if self.line is not None:
+            parts.append(f"{self.unit} {self.line}")
+        if self.field is not None:
+            parts.append(f"field {self.field!r}")
+        if self.value is not None:
+            parts.append(f"value {self.value!r}")
+        return ", ".join(parts)
+
+
+class EvaldeltaError(Exception):
+    """Base of every error evaldelta raises on purpose."""
+
+
+class InputError(EvaldeltaError):
+    """Bad input data. ``location`` names the file, line, field and value when known."""
+
+    def __init__(self, message: str, location: Location | None = None) -> None:
+        self.message = message
+        self.location = location
+        super().__init__(f"{location}: {message}" if location is not None else message)
+
+
+class UnreadableFileError(InputError):
+    """A file that does not exist, is empty, truncated or cannot be parsed."""
+
+
+class MissingColumnError(InputError):
+    """A required column is absent from a file."""
+
+
+class BadValueError(InputError):
+    """A value that cannot be used, such as a non-numeric score."""
+
+
+class DuplicateRowError(InputError):
+    """The same (arm, case_id, repeat) appears more than once."""
+
+
+class SliceConflictError(InputError):
+    """A case appears in two slices of the same slicing column."""
+
+
+class MixError(InputError):
+    """A mix or traffic file that cannot be used as slice weights."""
+
+
+class UsageError(EvaldeltaError):
+    """A bad combination of options, such as an unknown baseline arm."""

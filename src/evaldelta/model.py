@@ -1,0 +1,235 @@
+"""The Comparison: everything compare computed, as typed, versioned, frozen objects.
+
+Numbers are never rounded here; rounding happens only in ``report/``. The JSON form
+(``to_jsonable``) is validated by ``schema/comparison.schema.json`` in the tests.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from evaldelta.stats import (
+    ConfidenceInterval,
+    Estimate,
+    FixedMix,
+    PairedResult,
+    SimpsonResult,
+    UnpairedResult,
+)
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "ArmSlice",
+    "CaseRef",
+    "Comparison",
+    "Cost",
+    "MetricResult",
+    "MovedCase",
+    "PairComparison",
+    "Pooled",
+    "SliceDelta",
+    "SlicingResult",
+    "Standardized",
+    "TwoByTwo",
+    "to_jsonable",
+]
+
+SCHEMA_VERSION = "1.0"
+ALL_CASES = "(all cases)"
+
+
+@dataclass(frozen=True)
+class ArmSlice:
+    """One arm in one slice: counts, and the rate (binary) or mean of case means (graded)."""
+
+    arm: str
+    slice: str
+    cases: int
+    attempts: int
+    reviewed: int
+    unlabeled: int
+    scored_cases: int
+    estimate: Estimate
+    sd: float
+    attempt_mean: float
+    traffic_share: float | None = None
+    cost_usd: float | None = None
+    clustered_se: float | None = None
+    clustered_ci: ConfidenceInterval | None = None
+
+
+@dataclass(frozen=True)
+class TwoByTwo:
+    """Paired binary outcomes: the two concordant and the two discordant cells."""
+
+    both_pass: int
+    only_baseline: int
+    only_candidate: int
+    both_fail: int
+
+
+@dataclass(frozen=True)
+class SliceDelta:
+    """Candidate minus baseline in one slice (or over all cases).
+
+    ``paired`` is the analysis on shared cases; when the arms share no case in the slice it
+    is None and ``unpaired`` carries the analysis. Otherwise ``unpaired`` is the Welch
+    contrast on the same shared cases, shown only so the reader sees what pairing bought.
+    """
+
+    slice: str
+    basis: str  # "paired" | "unpaired" | "none"
+    n_pairs: int
+    baseline_mean: float
+    candidate_mean: float
+    paired: PairedResult | None
+    unpaired: UnpairedResult | None
+    pvalue_holm: float | None
+    table: TwoByTwo | None
+    informative: int | None
+    informative_share: float | None
+    only_in_baseline: int
+    only_in_candidate: int
+    unscored_in_one: int
+    weight: float | None = None
+    traffic_share: float | None = None
+    clustered_se: float | None = None
+    clustered_ci: ConfidenceInterval | None = None
+
+    @property
+    def main(self) -> PairedResult | UnpairedResult | None:
+        """The result the slice is judged on: paired when possible, else unpaired."""
+        return self.paired if self.paired is not None else self.unpaired
+
+
+@dataclass(frozen=True)
+class Standardized:
+    """A fixed-mix (directly standardized) result under one named mix."""
+
+    mix: str
+    weights: Mapping[str, float]
+    per_arm: Mapping[str, FixedMix]
+    delta: FixedMix
+    delta_basis: str  # "paired" | "unpaired"
+    dropped_slices: tuple[str, ...]
+    dropped_weight: float
+
+
+@dataclass(frozen=True)
+class Pooled:
+    """Each arm on its own mix: the number a single scalar per run reports."""
+
+    baseline: float
+    candidate: float
+    delta: float
+    baseline_attempt_mean: float
+    candidate_attempt_mean: float
+
+
+@dataclass(frozen=True)
+class CaseRef:
+    """A case named in a listing."""
+
+    case_id: str
+    slice: str
+
+
+@dataclass(frozen=True)
+class MovedCase:
+    """A case whose score differs between the arms (a discordant pair)."""
+
+    case_id: str
+    slice: str
+    baseline: float
+    candidate: float
+    delta: float
+
+
+@dataclass(frozen=True)
+class Cost:
+    """Total and per-case cost of each arm, from ``cost_usd``."""
+
+    baseline_usd: float
+    candidate_usd: float
+    baseline_per_case: float
+    candidate_per_case: float
+    ratio: float
+
+
+@dataclass(frozen=True)
+class PairComparison:
+    """Baseline against one candidate, under one slicing column."""
+
+    baseline: str
+    candidate: str
+    shared_cases: int
+    paired_available: bool
+    overall: SliceDelta
+    slices: tuple[SliceDelta, ...]
+    standardized: tuple[Standardized, ...]
+    pooled: Pooled
+    simpson: SimpsonResult | None
+    only_in_baseline: tuple[CaseRef, ...]
+    only_in_candidate: tuple[CaseRef, ...]
+    discordant_total: int
+    discordant: tuple[MovedCase, ...]
+    cost: Cost | None = None
+
+
+@dataclass(frozen=True)
+class SlicingResult:
+    """Everything under one slicing column (``--by``)."""
+
+    by: str
+    slices: tuple[str, ...]
+    arms: tuple[ArmSlice, ...]
+    pairs: tuple[PairComparison, ...]
+
+
+@dataclass(frozen=True)
+class MetricResult:
+    """One metric (score column), analysed on its own."""
+
+    metric: str
+    kind: str  # "binary" | "graded"
+    repeated: bool
+    unit: str
+    slicings: tuple[SlicingResult, ...]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The result artifact of ``evaldelta compare``."""
+
+    schema_version: str
+    evaldelta_version: str
+    inputs: tuple[str, ...]
+    baseline: str
+    candidates: tuple[str, ...]
+    arms_present: tuple[str, ...]
+    confidence: float
+    interval: str
+    mix: str
+    traffic: str | None
+    metrics: tuple[MetricResult, ...]
+    notes: tuple[str, ...] = field(default=())
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Turn a result tree into JSON-ready values: NaN and infinities become null."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        out = {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        if isinstance(obj, SimpsonResult):
+            out["kind"] = obj.kind
+        return out
+    if isinstance(obj, Mapping):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    return obj

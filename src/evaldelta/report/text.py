@@ -1,0 +1,329 @@
+"""The terminal report: lead with the answer, label what every number is.
+
+Order, per metric and candidate: a warning when no pairing was possible; per-slice deltas
+with intervals, worst first; all cases together; the standardized (fixed-mix) result with
+its weights; the pooled number, labelled as such, and the mix-shift / Simpson flag; then the
+cases that carry the evidence (discordant counts), the unpaired contrast, one-arm-only
+cases, cost and notes.
+"""
+
+from __future__ import annotations
+
+import math
+
+from evaldelta.model import (
+    ALL_CASES,
+    ArmSlice,
+    Comparison,
+    MetricResult,
+    PairComparison,
+    SliceDelta,
+)
+from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct, fmt_signed
+
+__all__ = ["render_text"]
+
+METHOD_NAMES = {
+    "newcombe": "Newcombe",
+    "wald": "Wald",
+}
+
+
+def render_text(comparison: Comparison) -> str:
+    """Render a whole comparison as plain text (no colour codes)."""
+    out: list[str] = []
+    for metric in comparison.metrics:
+        for slicing in metric.slicings:
+            for pair in slicing.pairs:
+                out.extend(_pair_block(comparison, metric, slicing.by, slicing.arms, pair))
+                out.append("")
+    if comparison.notes:
+        out.append("Notes (undefined statistics are shown as n/a, never as 0):")
+        out.extend(f"  - {n}" for n in comparison.notes)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _label(metric: MetricResult) -> str:
+    kind = "pass/fail" if metric.kind == "binary" else "graded"
+    if metric.repeated:
+        kind += ", repeats averaged per case"
+    return f"{metric.metric} ({kind})"
+
+
+def _rate(arm: ArmSlice | None, binary_single: bool) -> str:
+    if arm is None or arm.scored_cases == 0:
+        return "no cases"
+    if binary_single:
+        passed = round(arm.estimate.estimate * arm.scored_cases)
+        return f"{fmt(arm.estimate.estimate)} ({passed}/{arm.scored_cases})"
+    return f"{fmt(arm.estimate.estimate)} (n={arm.scored_cases})"
+
+
+def _main_ci(d: SliceDelta) -> tuple[float, float] | None:
+    res = d.main
+    return None if res is None else (res.ci.low, res.ci.high)
+
+
+def _sort_key(d: SliceDelta) -> tuple[int, float]:
+    res = d.main
+    est = res.estimate if res is not None else math.nan
+    return (1, 0.0) if not math.isfinite(est) else (0, est)
+
+
+def _pair_block(
+    comparison: Comparison,
+    metric: MetricResult,
+    by: str,
+    arms: tuple[ArmSlice, ...],
+    pair: PairComparison,
+) -> list[str]:
+    b, c = pair.baseline, pair.candidate
+    binary = metric.kind == "binary"
+    single = binary and not metric.repeated
+    conf = fmt_pct(comparison.confidence)
+    lines = [
+        f"evaldelta compare · {b} -> {c} · metric: {_label(metric)} · by {by} · {conf} intervals",
+        "",
+    ]
+    arm_at = {(a.arm, a.slice): a for a in arms}
+    if not pair.paired_available:
+        lines += [
+            f"! No paired analysis: {b} and {c} share no cases (two different eval sets).",
+            "  The per-slice differences below are unpaired ("
+            + ("Newcombe interval for two independent proportions" if single else "Welch t")
+            + ").",
+            "",
+        ]
+    has_traffic = any(d.traffic_share is not None for d in pair.slices)
+    unit = "pts" if binary else "score units"
+    head = f"  {'slice':<22} {c + ' - ' + b:>22}  {'interval':<18} {'p (Holm)':>9}"
+    head += f"  {b:>18}  {c:>18}" + ("  traffic" if has_traffic else "")
+    lines.append(
+        f"Per slice, worst first (difference in {unit}; "
+        f"{'paired on shared cases' if pair.paired_available else 'unpaired'})"
+    )
+    lines.append(head)
+    for d in sorted(pair.slices, key=_sort_key):
+        lines.append(_slice_line(d, binary, single, arm_at, b, c, has_traffic))
+    lines.append(_slice_line(pair.overall, binary, single, arm_at, b, c, False, overall=True))
+    lines.append("")
+    lines.extend(_standardized_lines(pair, binary, b, c))
+    lines.extend(_pooled_lines(pair, metric, arms, b, c))
+    lines.extend(_evidence_lines(pair, single, binary, b, c))
+    lines.extend(_coverage_lines(pair, b, c))
+    if pair.cost is not None:
+        cost = pair.cost
+        lines.append(
+            f"Cost: {b} ${fmt(cost.baseline_usd, 2)} (${fmt(cost.baseline_per_case, 4)}/case) · "
+            f"{c} ${fmt(cost.candidate_usd, 2)} (${fmt(cost.candidate_per_case, 4)}/case) · "
+            f"ratio {c}/{b} {fmt(cost.ratio, 2)}"
+        )
+    return lines
+
+
+def _slice_line(
+    d: SliceDelta,
+    binary: bool,
+    single: bool,
+    arm_at: dict[tuple[str, str], ArmSlice],
+    b: str,
+    c: str,
+    has_traffic: bool,
+    *,
+    overall: bool = False,
+) -> str:
+    res = d.main
+    name = (
+        d.slice if not overall else f"all cases ({d.n_pairs} pairs)" if d.n_pairs else "all cases"
+    )
+    if res is None:
+        diff, ci, p = "n/a", "(no evidence in both arms)", ""
+    else:
+        diff = fmt_delta(res.estimate, binary)
+        ci = fmt_ci(res.ci.low, res.ci.high, binary)
+        p = fmt_p(d.pvalue_holm if not overall else res.pvalue)
+    line = f"  {name:<22} {diff:>22}  {ci:<18} {p:>9}"
+    rate_b, rate_c = (
+        _rate(arm_at.get((b, d.slice)), single),
+        _rate(arm_at.get((c, d.slice)), single),
+    )
+    line += f"  {rate_b:>18}  {rate_c:>18}"
+    if has_traffic:
+        line += f"  {fmt_pct(d.traffic_share):>7}"
+    if overall and res is not None:
+        method = getattr(res, "method", "")
+        line += f"  ({method})"
+    return line
+
+
+def _standardized_lines(pair: PairComparison, binary: bool, b: str, c: str) -> list[str]:
+    lines = []
+    for s in pair.standardized:
+        title = "Traffic mix" if s.mix == "traffic" else f"Chosen mix ({s.mix})"
+        rb, rc = s.per_arm.get(b), s.per_arm.get(c)
+        lines.append(f"{title}, directly standardized over slices both arms cover:")
+        if rb is not None and rc is not None:
+            lines.append(
+                f"  {b} {fmt(rb.estimate)} [{fmt(rb.ci.low)}, {fmt(rb.ci.high)}]   "
+                f"{c} {fmt(rc.estimate)} [{fmt(rc.ci.low)}, {fmt(rc.ci.high)}]"
+            )
+        lines.append(
+            f"  {c} - {b} {fmt_delta(s.delta.estimate, binary)} "
+            f"{fmt_ci(s.delta.ci.low, s.delta.ci.high, binary)}"
+            f"  ({s.delta_basis}: sum of w_k x slice delta, SE from the slice SEs)"
+        )
+        weights = ", ".join(f"{k} {fmt_pct(v)}" for k, v in sorted(s.weights.items()))
+        lines.append(f"  weights: {weights}")
+        if s.dropped_slices:
+            lines.append(
+                f"  dropped (not covered by both arms): {', '.join(s.dropped_slices)}, "
+                f"carrying {fmt_pct(s.dropped_weight, 1)} of the weight"
+            )
+    return lines
+
+
+def _pooled_lines(
+    pair: PairComparison, metric: MetricResult, arms: tuple[ArmSlice, ...], b: str, c: str
+) -> list[str]:
+    binary = metric.kind == "binary"
+    pooled = pair.pooled
+    lines = [
+        f"Pooled (each arm on its own mix; not a quality comparison when mixes differ): "
+        f"{b} {fmt(pooled.baseline)}  {c} {fmt(pooled.candidate)}  "
+        f"{c} - {b} {fmt_delta(pooled.delta, binary)}"
+    ]
+    if metric.repeated:
+        lines.append(
+            f"  per attempt (every run counts once): {b} {fmt(pooled.baseline_attempt_mean)}  "
+            f"{c} {fmt(pooled.candidate_attempt_mean)}  "
+            f"{c} - {b} "
+            f"{fmt_delta(pooled.candidate_attempt_mean - pooled.baseline_attempt_mean, binary)}"
+            " (arms with more runs on some cases weigh those cases more)"
+        )
+    sim = pair.simpson
+    if sim is not None and sim.kind != "none" and sim.standardized_delta is not None:
+        word = "Simpson reversal" if sim.kind == "reversal" else "Mix shift"
+        lower = sum(1 for v in sim.slice_deltas.values() if v < 0)
+        higher = sum(1 for v in sim.slice_deltas.values() if v > 0)
+        lines.append(
+            f"! {word}: the pooled difference ({fmt_delta(sim.pooled_delta, binary)}) and the "
+            f"standardized difference ({fmt_delta(sim.standardized_delta, binary)}) "
+            "disagree in sign."
+        )
+        if sim.kind == "reversal":
+            lines.append(
+                f"  Every common slice moves the same way ({c} "
+                f"{'lower' if lower else 'higher'} on all {len(sim.slice_deltas)}), yet the "
+                "pooled number moves the other way: the slice mix, not the model, made it."
+            )
+        else:
+            lines.append(
+                f"  {c} is lower on {lower} of {len(sim.slice_deltas)} slices and higher on "
+                f"{higher}; the pooled number reflects each arm's slice mix. "
+                "The standardized result is the quality signal."
+            )
+    shift = _largest_mix_gap(pair, arms)
+    if shift and sim is not None and sim.kind != "none":
+        lines.append(f"  Largest mix difference: {shift}.")
+    lines.append("")
+    return lines
+
+
+def _largest_mix_gap(pair: PairComparison, arms: tuple[ArmSlice, ...]) -> str:
+    """The slice whose share of the evidence differs most between the two arms."""
+    b, c = pair.baseline, pair.candidate
+    nb = {a.slice: a.scored_cases for a in arms if a.arm == b and a.slice != ALL_CASES}
+    nc = {a.slice: a.scored_cases for a in arms if a.arm == c and a.slice != ALL_CASES}
+    tb, tc = sum(nb.values()), sum(nc.values())
+    if not tb or not tc:
+        return ""
+    gaps = {s: nc.get(s, 0) / tc - nb.get(s, 0) / tb for s in set(nb) | set(nc)}
+    s = max(gaps, key=lambda k: abs(gaps[k]))
+    share_b, share_c = fmt_pct(nb.get(s, 0) / tb), fmt_pct(nc.get(s, 0) / tc)
+    return f"{s} is {share_b} of {b}'s cases and {share_c} of {c}'s"
+
+
+def _evidence_lines(pair: PairComparison, single: bool, binary: bool, b: str, c: str) -> list[str]:
+    o = pair.overall
+    lines = []
+    if pair.paired_available and o.paired is not None:
+        if single and o.table is not None:
+            t = o.table
+            lines.append(
+                f"The evidence is {t.only_baseline + t.only_candidate} cases, not {o.n_pairs}:"
+            )
+            lines.append(
+                f"  both pass {t.both_pass} · both fail {t.both_fail} · only {b} passes "
+                f"{t.only_baseline} · only {c} passes {t.only_candidate}"
+            )
+            lines.append(
+                f"  informative pairs {o.informative}/{o.n_pairs} ({fmt_pct(o.informative_share)})"
+                f" · exact McNemar p = {fmt_p(o.paired.pvalue)}"
+            )
+        else:
+            lines.append(
+                f"Paired: mean per-case delta {fmt_signed(o.paired.estimate, 4)}, "
+                f"SE {fmt(o.paired.se, 4)}, t = {fmt(o.paired.statistic, 1)}, "
+                f"p = {fmt_p(o.paired.pvalue)}"
+            )
+            lines.append(
+                f"  informative pairs (delta not zero) {o.informative}/{o.n_pairs} "
+                f"({fmt_pct(o.informative_share)}); the rest cancel out of the difference"
+            )
+        if o.clustered_se is not None and o.clustered_ci is not None:
+            lines.append(
+                f"  clustered SE (Miller 2024) {fmt(o.clustered_se, 4)} -> "
+                f"{fmt_ci(o.clustered_ci.low, o.clustered_ci.high, binary)}"
+            )
+        if o.unpaired is not None:
+            lines.append(
+                f"Unpaired view, for contrast only: {fmt_delta(o.unpaired.estimate, binary)} "
+                f"{fmt_ci(o.unpaired.ci.low, o.unpaired.ci.high, binary)} "
+                f"(Welch, SE {fmt(o.unpaired.se, 4)} vs paired SE {fmt(o.paired.se, 4)})"
+            )
+        if pair.discordant:
+            shown = ", ".join(
+                f"{m.case_id} ({fmt_signed(m.delta, 2)})" for m in pair.discordant[:8]
+            )
+            more = pair.discordant_total - min(8, len(pair.discordant))
+            lines.append(
+                f"Cases that moved ({pair.discordant_total}): {shown}"
+                + (f", and {more} more (JSON lists up to the limit)" if more > 0 else "")
+            )
+    else:
+        lower = [d for d in pair.slices if d.main is not None and d.main.estimate < 0]
+        higher = [d for d in pair.slices if d.main is not None and d.main.estimate > 0]
+
+        def excluding(ds: list[SliceDelta]) -> str:
+            names = [d.slice for d in ds if d.main is not None and _excludes_zero(d)]
+            return f" ({', '.join(names)} excludes zero on its own)" if names else ""
+
+        lines.append(
+            f"Evidence: {c} is lower on {len(lower)} of {len(pair.slices)} slices"
+            f"{excluding(lower)}; higher on {len(higher)}{excluding(higher)}."
+        )
+    return lines
+
+
+def _excludes_zero(d: SliceDelta) -> bool:
+    res = d.main
+    return res is not None and (res.ci.high < 0 or res.ci.low > 0)
+
+
+def _coverage_lines(pair: PairComparison, b: str, c: str) -> list[str]:
+    lines = []
+    if pair.paired_available and (pair.only_in_baseline or pair.only_in_candidate):
+        lines.append(
+            f"Cases in one arm only (left out of the paired analysis, listed in JSON): "
+            f"only {b} {len(pair.only_in_baseline)}, only {c} {len(pair.only_in_candidate)}"
+        )
+        per_slice = [
+            f"{d.slice} {d.only_in_baseline}/{d.only_in_candidate}"
+            for d in pair.slices
+            if d.only_in_baseline or d.only_in_candidate
+        ]
+        lines.append(f"  per slice (only {b}/only {c}): {', '.join(per_slice)}")
+    unscored = pair.overall.unscored_in_one
+    if unscored:
+        lines.append(f"Cases present in both arms but unlabeled in one: {unscored}")
+    return lines

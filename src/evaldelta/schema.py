@@ -1,0 +1,76 @@
+"""Derive the JSON Schema of the Comparison from its dataclasses.
+
+The committed ``schema/comparison.schema.json`` is this function's output; a test checks
+that the two agree and validates real output against it, so the schema cannot drift from
+the code silently.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any
+
+from evaldelta.model import SCHEMA_VERSION, Comparison
+
+__all__ = ["comparison_schema"]
+
+
+def _schema_for(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        options = [a for a in typing.get_args(tp) if a is not type(None)]
+        inner = (
+            _schema_for(options[0], defs)
+            if len(options) == 1
+            else {"anyOf": [_schema_for(a, defs) for a in options]}
+        )
+        return {"anyOf": [inner, {"type": "null"}]}
+    if tp is float:
+        return {"type": ["number", "null"]}  # NaN and infinities serialize as null
+    if tp is int:
+        return {"type": "integer"}
+    if tp is bool:
+        return {"type": "boolean"}
+    if tp is str:
+        return {"type": "string"}
+    if origin is tuple:
+        args = typing.get_args(tp)
+        return {"type": "array", "items": _schema_for(args[0], defs)}
+    if origin in (Mapping, dict) or (origin is not None and issubclass(origin, Mapping)):
+        value = typing.get_args(tp)[1]
+        return {"type": "object", "additionalProperties": _schema_for(value, defs)}
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        name = tp.__name__
+        if name not in defs:
+            defs[name] = {}  # placeholder against recursion
+            hints = typing.get_type_hints(tp)
+            props = {f.name: _schema_for(hints[f.name], defs) for f in dataclasses.fields(tp)}
+            if name == "SimpsonResult":
+                props["kind"] = {"enum": ["reversal", "mix_shift", "none"]}
+            defs[name] = {
+                "type": "object",
+                "properties": props,
+                "required": sorted(props),
+                "additionalProperties": False,
+            }
+        return {"$ref": f"#/$defs/{name}"}
+    raise TypeError(f"no JSON Schema rule for {tp!r}")
+
+
+def comparison_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of ``render_json(compare(...))``."""
+    defs: dict[str, Any] = {}
+    _schema_for(Comparison, defs)
+    body = dict(defs.pop("Comparison"))
+    body["properties"] = dict(body["properties"])
+    body["properties"]["schema_version"] = {"const": SCHEMA_VERSION}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://evaldelta.dev/schema/comparison.schema.json",
+        "title": "evaldelta Comparison",
+        **body,
+        "$defs": defs,
+    }

@@ -1,0 +1,70 @@
+"""Pure statistics for comparing arms on the same cases (stdlib, numpy and scipy only).
+
+Every function validates its arguments first (ValueError naming the bad value), returns a
+frozen result dataclass or a float, and reports an undefined statistic as nan together with
+a :class:`DegenerateDataWarning`. Differences are always candidate minus baseline.
+"""
+
+from evaldelta.stats._cluster import clustered_se, clustered_se_from_summary
+from evaldelta.stats._means import mean_t, welch
+from evaldelta.stats._multiple import holm
+from evaldelta.stats._paired import (
+    mcnemar_exact,
+    paired_means,
+    paired_means_from_summary,
+    paired_proportions,
+)
+from evaldelta.stats._power import (
+    mde_mcnemar,
+    mde_paired_t,
+    required_pairs,
+    required_pairs_mcnemar,
+)
+from evaldelta.stats._proportions import newcombe_unpaired, proportion, wilson_interval
+from evaldelta.stats._results import (
+    ConfidenceInterval,
+    DegenerateDataWarning,
+    Estimate,
+    FixedMix,
+    PairedResult,
+    PowerResult,
+    SimpsonResult,
+    Standardization,
+    StandardizedRate,
+    TestResult,
+    UnpairedResult,
+)
+from evaldelta.stats._standardize import fixed_mix, simpson_check, standardize
+
+__all__ = [
+    "ConfidenceInterval",
+    "DegenerateDataWarning",
+    "Estimate",
+    "FixedMix",
+    "PairedResult",
+    "PowerResult",
+    "SimpsonResult",
+    "Standardization",
+    "StandardizedRate",
+    "TestResult",
+    "UnpairedResult",
+    "clustered_se",
+    "clustered_se_from_summary",
+    "fixed_mix",
+    "holm",
+    "mcnemar_exact",
+    "mde_mcnemar",
+    "mde_paired_t",
+    "mean_t",
+    "newcombe_unpaired",
+    "paired_means",
+    "paired_means_from_summary",
+    "paired_proportions",
+    "proportion",
+    "required_pairs",
+    "required_pairs_mcnemar",
+    "simpson_check",
+    "standardize",
+    "welch",
+    "wilson_interval",
+]

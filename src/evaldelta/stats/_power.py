@@ -1,0 +1,231 @@
+"""Sample sizes and minimum detectable effects: paired t (noncentral t) and McNemar (Connor)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from scipy import optimize, stats
+
+from evaldelta.stats._results import PowerResult
+from evaldelta.stats._validate import (
+    check_alternative,
+    check_count,
+    check_positive,
+    check_probability,
+    check_real,
+    warn_degenerate,
+)
+
+_MAX_N = 1e12
+_MIN_N = 2.0  # a t test needs at least one degree of freedom
+
+
+def _check_power_alpha(power: object, alpha: object) -> tuple[float, float]:
+    pw = check_probability("power", power)
+    al = check_probability("alpha", alpha)
+    if pw <= al:
+        raise ValueError(f"power must exceed alpha = {al!r}; got power = {pw!r}.")
+    return pw, al
+
+
+def _t_power(d: float, nobs: float, df: float, alpha: float, alternative: str) -> float:
+    """Power of a t test with noncentrality ``d * sqrt(nobs)``, as statsmodels' ttest_power."""
+    nc = d * math.sqrt(nobs)
+    a = alpha / 2.0 if alternative == "two-sided" else alpha
+    out = 0.0
+    if alternative in ("two-sided", "larger"):
+        out += float(stats.nct.sf(stats.t.isf(a, df), df, nc))
+    if alternative in ("two-sided", "smaller"):
+        out += float(stats.nct.cdf(stats.t.ppf(a, df), df, nc))
+    return out
+
+
+def _paired_power(d: float, n: float, alpha: float, alternative: str) -> float:
+    return _t_power(d, n, n - 1.0, alpha, alternative)
+
+
+def _two_sample_power(d: float, n: float, alpha: float, alternative: str) -> float:
+    # Equal arms of n: effective nobs 1 / (1/n + 1/n) = n / 2, df = 2n - 2 (TTestIndPower).
+    return _t_power(d, n / 2.0, 2.0 * n - 2.0, alpha, alternative)
+
+
+def _solve_n(f: Callable[[float], float], target: float) -> float:
+    """Smallest real n >= 2 with power f(n) = target, by bracketing and brentq."""
+    if f(_MIN_N) >= target:
+        return _MIN_N
+    hi = 4.0
+    while f(hi) < target:
+        hi *= 2.0
+        if hi > _MAX_N:
+            raise ValueError(
+                f"The effect is too small to reach power {target!r} with fewer than "
+                f"{_MAX_N:.0e} cases."
+            )
+    return float(optimize.brentq(lambda n: f(n) - target, _MIN_N, hi, xtol=1e-10, rtol=1e-12))
+
+
+def _z(alpha: float, alternative: str) -> float:
+    return float(stats.norm.isf(alpha / 2.0 if alternative == "two-sided" else alpha))
+
+
+def _check_direction(effect: float, alternative: str) -> None:
+    if effect == 0.0:
+        raise ValueError("effect must be non-zero; got 0.")
+    if alternative == "larger" and effect < 0.0:
+        raise ValueError(f"alternative 'larger' needs a positive effect; got {effect!r}.")
+    if alternative == "smaller" and effect > 0.0:
+        raise ValueError(f"alternative 'smaller' needs a negative effect; got {effect!r}.")
+
+
+def required_pairs(
+    effect: float,
+    sd: float,
+    power: float = 0.8,
+    alpha: float = 0.05,
+    alternative: str = "two-sided",
+) -> PowerResult:
+    """Pairs needed for a paired t test to detect a mean delta ``effect`` (score units).
+
+    Method: exact power of the one-sample/paired t test from the noncentral t distribution
+    (``scipy.stats.nct``, noncentrality ``(effect / sd) sqrt(n)``, df ``n - 1``) solved for n
+    with ``scipy.optimize.brentq``, as
+    ``statsmodels.stats.power.TTestPower().solve_power(effect_size=effect / sd, power=power,
+    alpha=alpha, alternative=alternative)``; ``n`` is its ceiling (at least 2).
+    ``n_normal = ((z_a + z_b) sd / effect)^2`` is the normal approximation.
+    ``unpaired_n_per_arm`` is the ceiling of the two-sample t solution with equal arms and the
+    same sd (``TTestIndPower().solve_power(..., ratio=1)``). ``alternative`` follows
+    statsmodels: ``"larger"`` needs ``effect > 0``, ``"smaller"`` needs ``effect < 0``.
+    """
+    eff = check_real("effect", effect)
+    s = check_positive("sd", sd)
+    pw, al = _check_power_alpha(power, alpha)
+    alt = check_alternative(alternative)
+    _check_direction(eff, alt)
+    d = eff / s
+    n_exact = _solve_n(lambda n: _paired_power(d, n, al, alt), pw)
+    n_unpaired = _solve_n(lambda n: _two_sample_power(d, n, al, alt), pw)
+    n_normal = ((_z(al, alt) + float(stats.norm.ppf(pw))) * s / eff) ** 2
+    return PowerResult(
+        math.ceil(n_exact),
+        n_exact,
+        n_normal,
+        math.ceil(n_unpaired),
+        eff,
+        pw,
+        al,
+        alt,
+        "paired t (noncentral t)",
+    )
+
+
+def _connor_n(delta: float, psi: float, z_a: float, z_b: float) -> float:
+    return (z_a * math.sqrt(psi) + z_b * math.sqrt(max(0.0, psi - delta * delta))) ** 2 / (
+        delta * delta
+    )
+
+
+def _check_discordant(p_only_candidate: float, p_only_baseline: float) -> tuple[float, float]:
+    p01 = check_probability("p_only_candidate", p_only_candidate, open_interval=False)
+    p10 = check_probability("p_only_baseline", p_only_baseline, open_interval=False)
+    if p01 + p10 > 1.0:
+        raise ValueError(
+            "p_only_candidate + p_only_baseline must not exceed 1; got "
+            f"{p01!r} + {p10!r} = {p01 + p10!r}."
+        )
+    return p01, p10
+
+
+def required_pairs_mcnemar(
+    p_only_candidate: float,
+    p_only_baseline: float,
+    power: float = 0.8,
+    alpha: float = 0.05,
+    alternative: str = "two-sided",
+) -> PowerResult:
+    """Pairs needed for McNemar's test to detect a difference in discordance.
+
+    Method: Connor (1987), "Sample size for testing differences in proportions for the
+    paired-sample design", Biometrics 43:207-211:
+    ``n = [z_a sqrt(psi) + z_b sqrt(psi - delta^2)]^2 / delta^2`` with discordance
+    ``psi = p01 + p10`` and ``delta = p01 - p10`` (candidate-only minus baseline-only);
+    ``z_a`` uses ``alpha / 2`` when two-sided. ``n`` is the ceiling, ``n_exact`` the
+    unrounded value; Connor's formula is itself a normal approximation, so ``n_normal``
+    equals ``n_exact``. There is no unpaired counterpart (``unpaired_n_per_arm`` is None).
+    """
+    p01, p10 = _check_discordant(p_only_candidate, p_only_baseline)
+    pw, al = _check_power_alpha(power, alpha)
+    alt = check_alternative(alternative)
+    delta = p01 - p10
+    if delta == 0.0:
+        raise ValueError(
+            "p_only_candidate and p_only_baseline must differ (delta = 0 cannot be "
+            f"detected); both are {p01!r}."
+        )
+    _check_direction(delta, alt)
+    n_exact = _connor_n(delta, p01 + p10, _z(al, alt), float(stats.norm.ppf(pw)))
+    return PowerResult(
+        math.ceil(n_exact), n_exact, n_exact, None, delta, pw, al, alt, "mcnemar (connor 1987)"
+    )
+
+
+def mde_paired_t(
+    n: int,
+    sd: float,
+    power: float = 0.8,
+    alpha: float = 0.05,
+    alternative: str = "two-sided",
+) -> float:
+    """Minimum detectable mean delta (score units) for a paired t test with ``n`` pairs.
+
+    Method: the exact noncentral-t power (as :func:`required_pairs`) solved for the effect
+    size with ``scipy.optimize.brentq``, times ``sd``; matches
+    ``statsmodels.stats.power.TTestPower().solve_power(nobs=n, effect_size=None, power=power,
+    alpha=alpha, alternative=alternative) * sd``. Negative for ``alternative="smaller"``.
+    """
+    n_pairs = check_count("n", n)
+    if n_pairs < 2:
+        raise ValueError(f"n must be at least 2 pairs for a paired t test; got {n!r}.")
+    s = check_positive("sd", sd)
+    pw, al = _check_power_alpha(power, alpha)
+    alt = check_alternative(alternative)
+    sign = -1.0 if alt == "smaller" else 1.0
+
+    def gap(d: float) -> float:
+        return _paired_power(sign * d, float(n_pairs), al, alt) - pw
+
+    hi = 1.0
+    while gap(hi) < 0.0:
+        hi *= 2.0
+    d = float(optimize.brentq(gap, 1e-12, hi, xtol=1e-14, rtol=1e-12))
+    return sign * d * s
+
+
+def mde_mcnemar(n: int, p_discordant: float, power: float = 0.8, alpha: float = 0.05) -> float:
+    """Minimum detectable paired difference ``delta = p01 - p10`` for McNemar with ``n`` pairs.
+
+    Method: Connor (1987), Biometrics 43:207-211, two-sided; the sample-size formula of
+    :func:`required_pairs_mcnemar` inverted numerically (``scipy.optimize.brentq``) for
+    ``delta`` in ``(0, psi]`` at discordance ``psi = p_discordant``. The answer is positive
+    (the test is symmetric). If even ``delta = psi`` (every discordant pair one way) needs
+    more than ``n`` pairs, no effect is detectable: nan with a DegenerateDataWarning.
+    """
+    n_pairs = check_count("n", n)
+    if n_pairs < 1:
+        raise ValueError(f"n must be at least 1 pair; got {n!r}.")
+    psi = check_probability("p_discordant", p_discordant, open_interval=False)
+    if psi == 0.0:
+        raise ValueError("p_discordant must be positive; got 0 (no pair can disagree).")
+    pw, al = _check_power_alpha(power, alpha)
+    z_a, z_b = _z(al, "two-sided"), float(stats.norm.ppf(pw))
+    if _connor_n(psi, psi, z_a, z_b) > n_pairs:
+        warn_degenerate(
+            f"With n = {n_pairs} pairs and discordance {psi!r}, no difference is detectable "
+            f"at power {pw!r}; returning nan."
+        )
+        return float("nan")
+    return float(
+        optimize.brentq(
+            lambda d: _connor_n(d, psi, z_a, z_b) - n_pairs, 1e-12, psi, xtol=1e-15, rtol=1e-12
+        )
+    )

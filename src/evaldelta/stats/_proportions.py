@@ -1,0 +1,134 @@
+"""Single proportions (Wilson) and the difference of two independent proportions (Newcombe)."""
+
+from __future__ import annotations
+
+import math
+
+from scipy import stats
+
+from evaldelta.stats._results import ConfidenceInterval, Estimate, UnpairedResult
+from evaldelta.stats._validate import (
+    check_confidence,
+    check_count,
+    check_nonnegative,
+    warn_degenerate,
+)
+
+NAN = float("nan")
+
+
+def z_critical(confidence: float) -> float:
+    """Two-sided standard normal critical value for ``confidence``."""
+    return float(stats.norm.ppf(0.5 + confidence / 2.0))
+
+
+def check_successes(name: str, successes: object, n: int) -> float:
+    """Validate a success count (possibly a float sum) against its total ``n``."""
+    out = check_nonnegative(name, successes)
+    if out > n:
+        raise ValueError(f"{name} must not exceed its total {n}; got {successes!r}.")
+    return out
+
+
+def _wilson(successes: float, n: int, z: float) -> tuple[float, float]:
+    """Wilson score limits; ``n`` must be positive."""
+    p = successes / n
+    z2n = z * z / n
+    center = (p + z2n / 2.0) / (1.0 + z2n)
+    half = z / (1.0 + z2n) * math.sqrt(p * (1.0 - p) / n + z2n / (4.0 * n))
+    return max(0.0, center - half), min(1.0, center + half)
+
+
+def wilson_interval(successes: float, n: int, confidence: float = 0.95) -> ConfidenceInterval:
+    """Wilson score interval for a binomial proportion.
+
+    Method: Wilson (1927), "Probable inference, the law of succession, and statistical
+    inference", JASA 22:209-212; matches
+    ``statsmodels.stats.proportion.proportion_confint(successes, n, method="wilson")``.
+    With ``n = 0`` the interval is undefined: ``(nan, nan)`` and a DegenerateDataWarning.
+    """
+    n = check_count("n", n)
+    s = check_successes("successes", successes, n)
+    conf = check_confidence(confidence)
+    if n == 0:
+        warn_degenerate("The Wilson interval is undefined for n = 0; returning nan.")
+        return ConfidenceInterval(NAN, NAN)
+    low, high = _wilson(s, n, z_critical(conf))
+    return ConfidenceInterval(low, high)
+
+
+def proportion(successes: float, n: int, confidence: float = 0.95) -> Estimate:
+    """A pass rate with its binomial standard error and Wilson score interval.
+
+    Method: ``p = successes / n``, ``se = sqrt(p (1 - p) / n)`` (the binomial Wald standard
+    error) and the Wilson (1927) score interval, as
+    ``statsmodels.stats.proportion.proportion_confint(method="wilson")``. With ``n = 0``
+    everything is nan with a DegenerateDataWarning.
+    """
+    n = check_count("n", n)
+    s = check_successes("successes", successes, n)
+    conf = check_confidence(confidence)
+    if n == 0:
+        warn_degenerate("A proportion is undefined for n = 0; returning nan.")
+        return Estimate(NAN, NAN, ConfidenceInterval(NAN, NAN), 0, "wilson")
+    p = s / n
+    se = math.sqrt(p * (1.0 - p) / n)
+    low, high = _wilson(s, n, z_critical(conf))
+    return Estimate(p, se, ConfidenceInterval(low, high), n, "wilson")
+
+
+def newcombe_unpaired(
+    successes_baseline: int,
+    n_baseline: int,
+    successes_candidate: int,
+    n_candidate: int,
+    confidence: float = 0.95,
+) -> UnpairedResult:
+    """Difference of two independent proportions, candidate minus baseline.
+
+    Interval: Newcombe (1998), "Interval estimation for the difference between independent
+    proportions: comparison of eleven methods", Statistics in Medicine 17:873-890, method 10
+    (hybrid score: Wilson intervals of the two proportions combined by square-and-add), as
+    ``statsmodels.stats.proportion.confint_proportions_2indep(successes_candidate,
+    n_candidate, successes_baseline, n_baseline, method="newcomb", compare="diff")``.
+
+    ``se`` is the unpooled Wald standard error ``sqrt(p_c (1-p_c)/n_c + p_b (1-p_b)/n_b)``.
+    ``statistic`` and ``pvalue`` are the two-sided pooled two-proportion z test, as
+    ``statsmodels.stats.proportion.proportions_ztest([s_c, s_b], [n_c, n_b])``; when every case
+    in both arms has the same outcome the test is undefined (nan, with a
+    DegenerateDataWarning).
+    """
+    n_b = check_count("n_baseline", n_baseline)
+    n_c = check_count("n_candidate", n_candidate)
+    s_b = check_successes("successes_baseline", successes_baseline, n_b)
+    s_c = check_successes("successes_candidate", successes_candidate, n_c)
+    conf = check_confidence(confidence)
+    method = "newcombe hybrid score (unpaired)"
+    if n_b == 0 or n_c == 0:
+        warn_degenerate(
+            "The difference of two proportions is undefined when an arm has n = 0 "
+            f"(n_baseline={n_b}, n_candidate={n_c}); returning nan."
+        )
+        return UnpairedResult(NAN, NAN, ConfidenceInterval(NAN, NAN), NAN, method, conf)
+    z = z_critical(conf)
+    p_b, p_c = s_b / n_b, s_c / n_c
+    d = p_c - p_b
+    l_c, u_c = _wilson(s_c, n_c, z)
+    l_b, u_b = _wilson(s_b, n_b, z)
+    low = d - math.sqrt((p_c - l_c) ** 2 + (u_b - p_b) ** 2)
+    high = d + math.sqrt((u_c - p_c) ** 2 + (p_b - l_b) ** 2)
+    se = math.sqrt(p_c * (1.0 - p_c) / n_c + p_b * (1.0 - p_b) / n_b)
+    pooled = (s_b + s_c) / (n_b + n_c)
+    se0 = math.sqrt(pooled * (1.0 - pooled) * (1.0 / n_b + 1.0 / n_c))
+    if se0 == 0.0:
+        warn_degenerate(
+            "The pooled z test is undefined when every case in both arms has the same "
+            f"outcome (pooled rate {pooled!r}); returning a nan statistic and p-value."
+        )
+        statistic, pvalue = NAN, NAN
+    else:
+        statistic = d / se0
+        pvalue = float(2.0 * stats.norm.sf(abs(statistic)))
+    return UnpairedResult(
+        d, se, ConfidenceInterval(low, high), pvalue, method, conf, statistic=statistic
+    )

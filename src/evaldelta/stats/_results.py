@@ -1,0 +1,185 @@
+"""Result types and the warning raised for undefined statistics.
+
+Every public function in :mod:`evaldelta.stats` returns one of these frozen dataclasses.
+Rounding and formatting never happen here; an undefined value is ``float('nan')`` and is
+accompanied by a :class:`DegenerateDataWarning`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+__all__ = [
+    "ConfidenceInterval",
+    "DegenerateDataWarning",
+    "Estimate",
+    "FixedMix",
+    "PairedResult",
+    "PowerResult",
+    "SimpsonResult",
+    "Standardization",
+    "StandardizedRate",
+    "TestResult",
+    "UnpairedResult",
+]
+
+
+class DegenerateDataWarning(UserWarning):
+    """A statistic is undefined for the data given (for example n = 0 or a single cluster).
+
+    The statistic is returned as ``float('nan')``, never as 0.
+    """
+
+
+@dataclass(frozen=True)
+class ConfidenceInterval:
+    """A two-sided confidence interval ``[low, high]``."""
+
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """A hypothesis test: its statistic, two-sided p-value and the method used."""
+
+    __test__ = False  # not a pytest test class despite the name
+
+    statistic: float
+    pvalue: float
+    method: str
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One arm's rate or mean in one slice, with its standard error and interval."""
+
+    estimate: float
+    se: float
+    ci: ConfidenceInterval
+    n: int
+    method: str
+    df: float | None = None
+
+
+@dataclass(frozen=True)
+class PairedResult:
+    """Candidate minus baseline on the same cases.
+
+    ``informative`` is the number of pairs whose delta is non-zero (for binary data the
+    discordant pairs ``b + c``). ``b`` counts pairs only the baseline passed and ``c`` pairs
+    only the candidate passed.
+    """
+
+    estimate: float
+    se: float
+    ci: ConfidenceInterval
+    pvalue: float
+    n: int
+    informative: int | None
+    method: str
+    confidence: float
+    b: int | None = None
+    c: int | None = None
+    statistic: float | None = None
+    df: float | None = None
+
+
+@dataclass(frozen=True)
+class UnpairedResult:
+    """Candidate minus baseline on independent samples, shown as a contrast."""
+
+    estimate: float
+    se: float
+    ci: ConfidenceInterval
+    pvalue: float
+    method: str
+    confidence: float
+    statistic: float | None = None
+    df: float | None = None
+
+
+@dataclass(frozen=True)
+class FixedMix:
+    """A directly standardized combination ``sum_k w_k x_k`` of per-slice estimates.
+
+    ``weights`` are renormalized over ``used_slices`` (they sum to 1). ``dropped_weight`` is
+    the share of the original total weight carried by ``dropped_slices``.
+    """
+
+    estimate: float
+    se: float
+    ci: ConfidenceInterval
+    weights: Mapping[str, float]
+    used_slices: tuple[str, ...]
+    dropped_slices: tuple[str, ...]
+    dropped_weight: float
+    method: str
+
+
+@dataclass(frozen=True)
+class StandardizedRate:
+    """One arm's fixed-mix rate beside its pooled rate (the arm on its own mix)."""
+
+    arm: str
+    standardized: FixedMix
+    pooled: float
+    pooled_n: int
+
+
+@dataclass(frozen=True)
+class Standardization:
+    """Fixed-mix rates for every arm over the slices where every arm has evidence."""
+
+    rates: Mapping[str, StandardizedRate]
+    weights: Mapping[str, float]
+    common_slices: tuple[str, ...]
+    dropped_slices: tuple[str, ...]
+    dropped_weight: float
+
+
+@dataclass(frozen=True)
+class SimpsonResult:
+    """Whether the pooled delta disagrees with the per-slice or standardized deltas.
+
+    ``strict_reversal``: every common slice moves one way (all > 0 or all < 0) and the pooled
+    delta strictly the other way. ``mix_shift``: the pooled and standardized deltas strictly
+    disagree in sign (also True whenever ``strict_reversal`` is).
+    """
+
+    common_slices: tuple[str, ...]
+    slice_deltas: Mapping[str, float]
+    pooled_delta: float
+    standardized_delta: float | None
+    strict_reversal: bool
+    mix_shift: bool
+
+    @property
+    def kind(self) -> str:
+        """``"reversal"``, ``"mix_shift"`` or ``"none"``, the strongest finding first."""
+        if self.strict_reversal:
+            return "reversal"
+        if self.mix_shift:
+            return "mix_shift"
+        return "none"
+
+
+@dataclass(frozen=True)
+class PowerResult:
+    """A sample-size calculation.
+
+    ``n`` is the rounded-up requirement, ``n_exact`` the unrounded solution of the method,
+    ``n_normal`` the normal-approximation answer, and ``unpaired_n_per_arm`` the per-arm size
+    an unpaired design would need (when the method has one).
+    """
+
+    n: int
+    n_exact: float
+    n_normal: float
+    unpaired_n_per_arm: int | None
+    effect: float
+    power: float
+    alpha: float
+    alternative: str
+    method: str

@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+REAL = SHARED / "data" / "real"
+
+
+@dataclass
+class CliResult:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def run_cli(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> Callable[..., CliResult]:
+    """Run the real entry point (evaldelta.cli.main) in-process; return code, stdout, stderr."""
+    from evaldelta.cli import main
+
+    def run(*args: str) -> CliResult:
+        monkeypatch.setattr(sys, "argv", ["evaldelta", *map(str, args)])
+        code = 0
+        try:
+            main()
+        except SystemExit as exc:
+            code = int(exc.code or 0) if not isinstance(exc.code, str) else 1
+        captured = capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+
+    return run
+
+
+@pytest.fixture
+def write(tmp_path: Path) -> Callable[[str, str], Path]:
+    """Write a text file under tmp_path and return its path."""
+
+    def _write(name: str, text: str) -> Path:
+        path = tmp_path / name
+        path.write_text(text)
+        return path
+
+    return _write

@@ -1,0 +1,110 @@
+import math
+
+import numpy as np
+import pytest
+import statsmodels.api as sm
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+
+import evaldelta.stats as es
+from evaldelta.stats import (
+    DegenerateDataWarning,
+    clustered_se,
+    clustered_se_from_summary,
+    holm,
+)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_holm_matches_statsmodels(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(0, 0.2, size=7).tolist()
+    # statsmodels.stats.multitest.multipletests(p, method="holm")[1]
+    ref = multipletests(p, method="holm")[1]
+    assert holm(p) == pytest.approx(tuple(ref))
+
+
+def test_holm_nan_passes_through_and_is_not_counted() -> None:
+    p = [0.01, float("nan"), 0.04, 0.03]
+    ref = multipletests([0.01, 0.04, 0.03], method="holm")[1]
+    out = holm(p)
+    assert math.isnan(out[1])
+    assert (out[0], out[2], out[3]) == pytest.approx(tuple(ref))
+    assert holm([]) == ()
+    assert holm([0.9, 0.8]) == pytest.approx(tuple(multipletests([0.9, 0.8], method="holm")[1]))
+
+
+def test_holm_validation() -> None:
+    with pytest.raises(ValueError, match=r"pvalues\[1\]"):
+        holm([0.1, 1.5])
+    with pytest.raises(ValueError, match=r"pvalues\[0\]"):
+        holm([-0.1])
+
+
+def test_clustered_se_singletons_equal_sem() -> None:
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=30)
+    # scipy.stats.sem(x) (ddof=1): with one case per cluster the cross term is 0
+    assert clustered_se(x.tolist(), list(range(30))) == pytest.approx(stats.sem(x))
+
+
+def test_clustered_se_against_statsmodels_ols_cluster() -> None:
+    rng = np.random.default_rng(9)
+    groups = np.repeat(np.arange(12), rng.integers(2, 8, size=12))
+    effects = rng.normal(size=12)[groups]
+    y = effects + rng.normal(size=groups.size)
+    n, g = y.size, 12
+    # statsmodels OLS(y, const).fit(cov_type="cluster") has
+    #   V_sm = G/(G-1) * (N-1)/(N-K) * (1/N^2) * sum_g (sum_i e_ig)^2, with K = 1,
+    # while Miller (2024) has SE^2 = SS/((n-1) n) + (sum_g S_g^2 - SS)/n^2, so
+    #   SE^2 = V_sm * (G-1)/G + SS / (n^2 (n-1)).
+    fit = sm.OLS(y, np.ones(n)).fit(cov_type="cluster", cov_kwds={"groups": groups})
+    v_sm = float(fit.bse[0]) ** 2
+    ss = float(np.sum((y - y.mean()) ** 2))
+    expected = math.sqrt(v_sm * (g - 1) / g + ss / (n * n * (n - 1)))
+    assert clustered_se(y.tolist(), groups.tolist()) == pytest.approx(expected, rel=1e-10)
+
+
+def test_clustered_se_from_summary_agrees() -> None:
+    rng = np.random.default_rng(1)
+    clusters = rng.integers(0, 6, size=40)
+    x = rng.binomial(1, 0.7, size=40).astype(float)
+    labels = sorted(set(clusters.tolist()))
+    sizes = [int(np.sum(clusters == c)) for c in labels]
+    sums = [float(x[clusters == c].sum()) for c in labels]
+    direct = clustered_se(x.tolist(), clusters.tolist())
+    summary = clustered_se_from_summary(sizes, sums, float(np.sum(x * x)))
+    assert summary == pytest.approx(direct, rel=1e-9)
+
+
+def test_clustered_se_degenerate() -> None:
+    with pytest.warns(DegenerateDataWarning):
+        assert math.isnan(clustered_se([1.0, 0.0, 1.0], ["a", "a", "a"]))
+    with pytest.warns(DegenerateDataWarning):
+        assert math.isnan(clustered_se([1.0], ["a"]))
+    with pytest.warns(DegenerateDataWarning):
+        assert math.isnan(clustered_se([], []))
+    with pytest.warns(DegenerateDataWarning):
+        assert math.isnan(clustered_se_from_summary([5], [3.0], 3.0))
+
+
+def test_clustered_se_validation() -> None:
+    with pytest.raises(ValueError, match="same length"):
+        clustered_se([1.0, 2.0], ["a"])
+    with pytest.raises(ValueError, match="finite"):
+        clustered_se([1.0, float("inf")], ["a", "b"])
+    with pytest.raises(ValueError, match=r"cluster_sizes\[1\]"):
+        clustered_se_from_summary([2, -1], [1.0, 1.0], 2.0)
+    with pytest.raises(ValueError, match="sum_squares"):
+        clustered_se_from_summary([2, 2], [2.0, 2.0], 1.0)
+    with pytest.raises(ValueError, match="same length"):
+        clustered_se_from_summary([2, 2], [2.0], 4.0)
+
+
+def test_public_api_is_curated() -> None:
+    assert sorted(es.__all__) == sorted(set(es.__all__))
+    for name in es.__all__:
+        obj = getattr(es, name)
+        assert obj.__doc__, name
+    assert "wilson_interval" in es.__all__ and "DegenerateDataWarning" in es.__all__
+    assert not [n for n in dir(es) if not n.startswith("_") and n not in es.__all__]

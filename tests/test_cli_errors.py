@@ -1,0 +1,184 @@
+"""Every kind of bad input gets one line naming the file (and line, field, value) and exit 2."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import duckdb
+import pytest
+
+GOOD = "case_id,arm,slice,score\nc1,a,s1,1\nc2,a,s1,0\nc1,b,s1,1\nc2,b,s1,1\n"
+
+
+def one_line_error(result, *needles: str) -> None:  # type: ignore[no-untyped-def]
+    assert result.code == 2, (result.code, result.out, result.err)
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1, result.err
+    assert lines[0].startswith("evaldelta: error: ")
+    assert "Traceback" not in result.err
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+
+
+def test_good_input_works(run_cli, write):
+    res = run_cli("compare", write("runs.csv", GOOD))
+    assert res.code == 0, res.err
+    assert "all cases (2 pairs)" in res.out
+
+
+def test_missing_file(run_cli, tmp_path: Path):
+    missing = tmp_path / "nope.csv"
+    one_line_error(run_cli("compare", missing), str(missing), "does not exist")
+
+
+def test_empty_file(run_cli, write):
+    path = write("empty.csv", "")
+    one_line_error(run_cli("compare", path), str(path), "empty")
+
+
+def test_header_only_file(run_cli, write):
+    path = write("header.csv", "case_id,arm,score\n")
+    one_line_error(run_cli("compare", path), str(path), "no data rows")
+
+
+def test_missing_required_column(run_cli, write):
+    path = write("noscore.csv", "case_id,arm,slice\nc1,a,s\nc1,b,s\n")
+    one_line_error(run_cli("compare", path), str(path), "line 1", "'score'", "missing")
+
+
+def test_missing_by_column(run_cli, write):
+    path = write("runs.csv", GOOD)
+    one_line_error(run_cli("compare", path, "--by", "task"), "'task'", "missing")
+
+
+def test_non_numeric_score(run_cli, write):
+    text = GOOD + "c3,a,s1,1\nc3,b,s1,maybe\n"
+    path = write("bad.csv", text)
+    # c3,b is the 7th line of the file (header is line 1)
+    one_line_error(run_cli("compare", path), str(path), "line 7", "'score'", "'maybe'")
+
+
+def test_non_numeric_score_jsonl(run_cli, write):
+    rows = [
+        '{"case_id": "c1", "arm": "a", "score": 1}',
+        '{"case_id": "c1", "arm": "b", "score": "high"}',
+    ]
+    path = write("bad.jsonl", "\n".join(rows) + "\n")
+    one_line_error(run_cli("compare", path), str(path), "line 2", "'high'")
+
+
+def test_duplicate_rows(run_cli, write):
+    path = write("dup.csv", GOOD + "c2,b,s1,0\n")
+    one_line_error(run_cli("compare", path), str(path), "duplicate row", "'c2'", "line 5")
+
+
+def test_bad_repeat(run_cli, write):
+    path = write("rep.csv", "case_id,arm,repeat,score\nc1,a,0,1\nc1,b,first,1\n")
+    one_line_error(run_cli("compare", path), str(path), "line 3", "repeat", "'first'")
+
+
+def test_unknown_baseline(run_cli, write):
+    path = write("runs.csv", GOOD)
+    one_line_error(run_cli("compare", path, "--baseline", "zeta"), "'zeta'", "a, b")
+
+
+def test_unknown_candidate(run_cli, write):
+    path = write("runs.csv", GOOD)
+    one_line_error(run_cli("compare", path, "--candidate", "zeta"), "'zeta'")
+
+
+def test_single_arm(run_cli, write):
+    path = write("one.csv", "case_id,arm,score\nc1,a,1\nc2,a,0\n")
+    one_line_error(run_cli("compare", path), "only one arm", "'a'" if False else "a")
+
+
+@pytest.mark.parametrize(
+    ("mix_text", "needles"),
+    [
+        ("slice,weight\ns1,1\nzz,2\n", ["line 3", "'zz'", "not in the data"]),
+        ("slice,weight\ns1,-1\n", ["line 2", "'-1'", ">= 0"]),
+        ("slice,weight\ns1,0\n", ["all weights are zero"]),
+        ("slice,weight\ns1,lots\n", ["line 2", "'lots'", "not a number"]),
+        ("name,share\ns1,1\n", ["line 1", "slice,weight"]),
+    ],
+)
+def test_bad_mix_file(run_cli, write, mix_text: str, needles: list[str]):
+    runs = write("runs.csv", GOOD)
+    mix = write("mix.csv", mix_text)
+    one_line_error(run_cli("compare", runs, "--mix", mix), str(mix), *needles)
+
+
+def test_bad_traffic_json(run_cli, write):
+    runs = write("runs.csv", GOOD)
+    traffic = write("traffic.json", '{\n  "s1": 1,\n  "s9": 2\n}\n')
+    one_line_error(run_cli("compare", runs, "--traffic", traffic), str(traffic), "line 3", "'s9'")
+
+
+def test_malformed_traffic_json(run_cli, write):
+    runs = write("runs.csv", GOOD)
+    traffic = write("traffic.json", '{"s1": 1,,}')
+    one_line_error(run_cli("compare", runs, "--traffic", traffic), str(traffic), "JSON")
+
+
+def test_truncated_parquet(run_cli, tmp_path: Path, write):
+    good = tmp_path / "good.parquet"
+    csv = write("runs.csv", GOOD)
+    duckdb.sql(f"copy (select * from read_csv('{csv}')) to '{good}' (format parquet)")
+    data = good.read_bytes()
+    bad = tmp_path / "truncated.parquet"
+    bad.write_bytes(data[: len(data) // 2])
+    one_line_error(run_cli("compare", bad), str(bad), "cannot read as PARQUET")
+
+
+def test_not_parquet_at_all(run_cli, write):
+    bad = write("junk.parquet", "this is not parquet\n")
+    one_line_error(run_cli("compare", bad), str(bad), "PARQUET")
+
+
+def test_unknown_suffix(run_cli, write):
+    bad = write("runs.xlsx", GOOD)
+    one_line_error(run_cli("compare", bad), str(bad), "suffix")
+
+
+def test_slice_differs_between_arms(run_cli, write):
+    text = "case_id,arm,slice,score\nc1,a,s1,1\nc1,b,s2,1\nc2,a,s1,0\nc2,b,s1,1\n"
+    path = write("clash.csv", text)
+    one_line_error(run_cli("compare", path), str(path), "'c1'", "two slices", "'s1'", "'s2'")
+
+
+def test_score_outside_declared_scale(run_cli, write):
+    path = write("scale.csv", "case_id,arm,score\nc1,a,4.5\nc1,b,7\n")
+    one_line_error(run_cli("compare", path, "--scale", "1,5"), "line 3", "outside", "[1, 5]")
+
+
+def test_bad_scale_option(run_cli, write):
+    path = write("runs.csv", GOOD)
+    one_line_error(run_cli("compare", path, "--scale", "5"), "--scale")
+
+
+def test_bad_arm_option(run_cli, write):
+    path = write("runs.csv", GOOD)
+    one_line_error(run_cli("compare", "--arm", str(path)), "NAME=FILE")
+
+
+def test_blank_case_id(run_cli, write):
+    path = write("blank.csv", "case_id,arm,score\nc1,a,1\n,b,1\n")
+    one_line_error(run_cli("compare", path), "line 3", "case_id")
+
+
+def test_confidence_out_of_range(run_cli, write):
+    path = write("runs.csv", GOOD)
+    one_line_error(run_cli("compare", path, "--confidence", "1.5"), "confidence")
+
+
+def test_usage_error_from_typer_is_exit_2(run_cli):
+    res = run_cli("compare", "--no-such-option")
+    assert res.code == 2
+    assert "Traceback" not in res.err
+
+
+def test_error_message_has_no_traceback_shape(run_cli, write):
+    path = write("bad.csv", GOOD + "c3,a,s1,x\n")
+    res = run_cli("compare", path)
+    assert not re.search(r"File \".*\", line \d+", res.err)
