@@ -95,3 +95,22 @@ def test_welch_validation() -> None:
         welch(0.5, 0.1, 2.5, 0.6, 0.1, 10)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="mean_baseline"):
         welch(float("nan"), 0.1, 10, 0.6, 0.1, 10)
+
+
+def test_undefined_sd_is_accepted_only_when_it_must_be_undefined():
+    import math
+
+    from evaldelta.stats import DegenerateDataWarning, mean_t, paired_means_from_summary, welch
+
+    with pytest.warns(DegenerateDataWarning):
+        one = mean_t(1, 3.0, math.nan)
+    assert one.estimate == 3.0 and math.isnan(one.se)
+    with pytest.warns(DegenerateDataWarning):
+        none = mean_t(0, math.nan, math.nan)
+    assert math.isnan(none.estimate)
+    with pytest.warns(DegenerateDataWarning):
+        assert math.isnan(paired_means_from_summary(1, 0.5, math.nan).se)
+    with pytest.warns(DegenerateDataWarning):
+        assert math.isnan(welch(1.0, math.nan, 1, 2.0, 0.5, 10).se)
+    with pytest.raises(ValueError, match="sd must be finite"):
+        mean_t(5, 3.0, math.nan)

@@ -8,6 +8,8 @@ check fails, :func:`locate` scans the one file again to name the line.
 
 from __future__ import annotations
 
+import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,7 @@ import ibis.expr.types as ir
 
 from evaldelta.errors import Location, MissingColumnError, UnreadableFileError
 
-__all__ = ["Source", "TableSet", "locate", "read_sources"]
+__all__ = ["Source", "TableSet", "connect", "locate", "read_sources"]
 
 CSV_SUFFIXES = {".csv", ".tsv", ".txt"}
 JSON_SUFFIXES = {".jsonl", ".ndjson", ".json"}
@@ -72,6 +74,17 @@ class TableSet:
     metrics: tuple[str, ...]
     has_cluster: bool
     has_cost: bool
+
+
+def connect() -> Any:
+    """An in-memory DuckDB connection that spills to disk instead of growing without bound.
+
+    ``EVALDELTA_MEMORY_LIMIT`` (default ``1GB``) caps DuckDB's buffer memory; larger
+    reductions spill to a temporary directory under the system's temp folder.
+    """
+    limit = os.environ.get("EVALDELTA_MEMORY_LIMIT", "1GB")
+    spill = Path(tempfile.gettempdir()) / "evaldelta-duckdb"
+    return ibis.duckdb.connect(memory_limit=limit, temp_directory=str(spill))
 
 
 def _scan(con: Any, source: Source) -> ir.Table:
@@ -156,7 +169,7 @@ def read_sources(
     """
     if not sources:
         raise UnreadableFileError("no input files were given")
-    con = con if con is not None else ibis.duckdb.connect()
+    con = con if con is not None else connect()
     scanned = [_scan(con, s) for s in sources]
     has_cluster = any("cluster" in t.columns for t in scanned)
     has_cost = any("cost_usd" in t.columns for t in scanned)

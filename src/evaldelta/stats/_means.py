@@ -10,8 +10,8 @@ from evaldelta.stats._results import ConfidenceInterval, Estimate, UnpairedResul
 from evaldelta.stats._validate import (
     check_confidence,
     check_count,
-    check_nonnegative,
-    check_real,
+    check_mean,
+    check_sd,
     warn_degenerate,
 )
 
@@ -33,8 +33,8 @@ def mean_t(n: int, mean: float, sd: float, confidence: float = 0.95) -> Estimate
     (nan, with a DegenerateDataWarning); with ``n = 0`` the estimate is too.
     """
     n = check_count("n", n)
-    m = check_real("mean", mean)
-    s = check_nonnegative("sd", sd)
+    m = check_mean("mean", mean, n)
+    s = check_sd("sd", sd, n)
     conf = check_confidence(confidence)
     if n < 2:
         warn_degenerate(f"A t interval needs n >= 2; got n = {n}. Returning nan.")
@@ -64,12 +64,12 @@ def welch(
     Standard deviations use ``ddof = 1``. Undefined (nan, with a DegenerateDataWarning) when
     an arm has fewer than 2 cases or both standard deviations are 0.
     """
-    m_b = check_real("mean_baseline", mean_baseline)
-    s_b = check_nonnegative("sd_baseline", sd_baseline)
     n_b = check_count("n_baseline", n_baseline)
-    m_c = check_real("mean_candidate", mean_candidate)
-    s_c = check_nonnegative("sd_candidate", sd_candidate)
+    m_b = check_mean("mean_baseline", mean_baseline, n_b)
+    s_b = check_sd("sd_baseline", sd_baseline, n_b)
     n_c = check_count("n_candidate", n_candidate)
+    m_c = check_mean("mean_candidate", mean_candidate, n_c)
+    s_c = check_sd("sd_candidate", sd_candidate, n_c)
     conf = check_confidence(confidence)
     method = "welch t (unpaired)"
     d = m_c - m_b

@@ -14,8 +14,8 @@ from evaldelta.stats._results import ConfidenceInterval, PairedResult, TestResul
 from evaldelta.stats._validate import (
     check_confidence,
     check_count,
-    check_nonnegative,
-    check_real,
+    check_mean,
+    check_sd,
     warn_degenerate,
 )
 
@@ -216,8 +216,8 @@ def paired_means_from_summary(
     ``sd_delta`` the sample standard deviation (ddof = 1) of the per-case deltas.
     """
     n = check_count("n", n)
-    mean = check_real("mean_delta", mean_delta)
-    sd = check_nonnegative("sd_delta", sd_delta)
+    mean = check_mean("mean_delta", mean_delta, n)
+    sd = check_sd("sd_delta", sd_delta, n)
     conf = check_confidence(confidence)
     if informative is not None:
         informative = check_count("informative", informative)

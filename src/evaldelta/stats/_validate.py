@@ -84,3 +84,17 @@ def check_alternative(alternative: object) -> str:
             f"alternative must be one of {', '.join(ALTERNATIVES)}; got {alternative!r}."
         )
     return str(alternative)
+
+
+def check_sd(name: str, value: object, n: int) -> float:
+    """A standard deviation: finite and >= 0, except that it is undefined (nan) when n < 2."""
+    if n < 2 and isinstance(value, float) and math.isnan(value):
+        return value
+    return check_nonnegative(name, value)
+
+
+def check_mean(name: str, value: object, n: int) -> float:
+    """A mean: finite, except that it is undefined (nan) when n == 0."""
+    if n == 0 and isinstance(value, float) and math.isnan(value):
+        return value
+    return check_real(name, value)

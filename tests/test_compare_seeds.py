@@ -1,0 +1,225 @@
+"""The seeds' worked figures, reproduced end to end through compare on the bundled data.
+
+Reference values are the seed texts' own numbers (quoted in comments) or scipy/statsmodels
+calls on the same data, computed here independently of evaldelta's statistics.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+from statsmodels.stats.proportion import confint_proportions_2indep
+
+from evaldelta.demo import SCENARIOS, data_path, run_demo, run_scenario
+from evaldelta.model import Comparison, PairComparison
+from evaldelta.report import render_markdown, render_text
+from evaldelta.report._format import fmt
+
+BY_KEY = {s.key: s for s in SCENARIOS}
+
+
+def pair_of(result: Comparison, candidate: str | None = None) -> PairComparison:
+    pairs = result.metrics[0].slicings[0].pairs
+    if candidate is None:
+        return pairs[0]
+    return next(p for p in pairs if p.candidate == candidate)
+
+
+@pytest.fixture(scope="module")
+def results() -> dict[str, Comparison]:
+    return {s.key: run_scenario(s) for s in SCENARIOS}
+
+
+def test_000_pooled_and_production_weighted(results):
+    pair = pair_of(results["000"])
+    # Seed 000: "aggregate v1: 0.815, aggregate v2: 0.833"
+    assert fmt(pair.pooled.baseline) == "0.815"
+    assert fmt(pair.pooled.candidate) == "0.833"  # 0.8325 exactly: a rounding tie, half-up
+    # Seed 000: "production-weighted v1: 0.814, v2: 0.802"
+    traffic = next(s for s in pair.standardized if s.mix == "traffic")
+    assert fmt(traffic.per_arm["v1"].estimate) == "0.814"
+    assert fmt(traffic.per_arm["v2"].estimate) == "0.802"  # 0.8015 exactly
+    # examples/compare-000.txt: v2 - v1 -1.2 pts [-3.3, +0.9]
+    assert traffic.delta.estimate == pytest.approx(-0.012, abs=1e-12)
+    assert round(traffic.delta.ci.low * 100, 1) == -3.3
+    assert round(traffic.delta.ci.high * 100, 1) == 0.9
+
+
+def test_000_is_a_mix_shift_not_a_strict_reversal(results):
+    pair = pair_of(results["000"])
+    assert pair.simpson is not None
+    assert pair.simpson.mix_shift
+    assert not pair.simpson.strict_reversal
+    assert pair.simpson.kind == "mix_shift"
+
+
+def test_000_has_no_paired_analysis_and_says_so(results):
+    pair = pair_of(results["000"])
+    assert not pair.paired_available
+    assert pair.shared_cases == 0
+    assert all(d.paired is None and d.basis == "unpaired" for d in pair.slices)
+    text = render_text(results["000"])
+    assert "No paired analysis" in text
+    assert "share no cases" in text
+
+
+def test_000_slice_intervals_match_statsmodels_newcombe(results):
+    pair = pair_of(results["000"])
+    counts = {
+        "short_factual": (855, 900, 792, 900),
+        "multi_turn": (560, 700, 532, 700),
+        "tool_use": (408, 600, 390, 600),
+        "long_context": (10, 50, 950, 1000),
+    }
+    for d in pair.slices:
+        xb, nb, xc, nc = counts[d.slice]
+        low, high = confint_proportions_2indep(xc, nc, xb, nb, method="newcomb", compare="diff")
+        assert d.unpaired is not None
+        assert d.unpaired.estimate == pytest.approx(xc / nc - xb / nb)
+        assert d.unpaired.ci.low == pytest.approx(low, abs=1e-9)
+        assert d.unpaired.ci.high == pytest.approx(high, abs=1e-9)
+
+
+def test_001_strict_reversal_and_fixed_mix(results):
+    pair = pair_of(results["001"])
+    assert pair.simpson is not None and pair.simpson.strict_reversal
+    # Seed 001's fixture: raw(b) < raw(a) while fixed(b) > fixed(a); fixed = equal weights.
+    assert pair.pooled.baseline == pytest.approx(83 / 100)
+    assert pair.pooled.candidate == pytest.approx(37 / 100)
+    chosen = pair.standardized[0]
+    assert chosen.mix == "equal"
+    assert chosen.per_arm["A"].estimate == pytest.approx((81 / 90 + 2 / 10) / 2)
+    assert chosen.per_arm["B"].estimate == pytest.approx((10 / 10 + 27 / 90) / 2)
+    assert "Simpson reversal" in render_text(results["001"])
+
+
+def test_002_paired_difference(results):
+    pair = pair_of(results["002"])
+    o = pair.overall
+    assert o.table is not None
+    assert (o.table.both_pass, o.table.only_baseline, o.table.only_candidate) == (33, 1, 3)
+    assert o.table.both_fail == 3
+    assert o.paired is not None
+    # Seed 002: "+2/40, five points"; "sqrt(b + c - (b-c)^2/n)/n is sqrt(3.9)/40 ~ 4.9 points"
+    assert o.paired.estimate == pytest.approx(2 / 40)
+    assert o.paired.se == pytest.approx(math.sqrt(3.9) / 40)
+    # Wald interval (the demo asks for it): estimate +- z * se; "from about -5 to +15"
+    z = sps.norm.ppf(0.975)
+    assert o.paired.ci.low == pytest.approx(0.05 - z * math.sqrt(3.9) / 40)
+    assert o.paired.ci.high == pytest.approx(0.05 + z * math.sqrt(3.9) / 40)
+    # exact McNemar on a 3-1 split: scipy binomtest, and the seed's 10/16
+    assert o.paired.pvalue == pytest.approx(sps.binomtest(1, 4, 0.5).pvalue)
+    assert o.paired.pvalue == pytest.approx(10 / 16)
+    assert o.informative == 4
+
+
+def test_002_unpaired_contrast_matches_scipy_welch(results):
+    pair = pair_of(results["002"])
+    with data_path("seed002.csv") as path:
+        df = pd.read_csv(path)
+    inc = df[df.arm == "incumbent"].sort_values("case_id").score.to_numpy(float)
+    cand = df[df.arm == "candidate"].sort_values("case_id").score.to_numpy(float)
+    ref = sps.ttest_ind(cand, inc, equal_var=False).confidence_interval(0.95)
+    u = pair.overall.unpaired
+    assert u is not None
+    assert u.ci.low == pytest.approx(ref.low)
+    assert u.ci.high == pytest.approx(ref.high)
+    # examples/compare-002.txt: "+5.0 pts [-9.9, +19.9] (Welch)"
+    assert (round(u.ci.low * 100, 1), round(u.ci.high * 100, 1)) == (-9.9, 19.9)
+
+
+def test_002_discordant_cases_listed(results):
+    pair = pair_of(results["002"])
+    moved = {m.case_id: m.delta for m in pair.discordant}
+    assert len(moved) == pair.discordant_total == 4
+    assert moved["T2301"] == -1.0  # the "delivery by Friday" regression
+
+
+@pytest.fixture(scope="module")
+def seed004() -> pd.DataFrame:
+    with data_path("seed004.csv") as path:
+        df = pd.read_csv(path)
+    return df.pivot(index="case_id", columns="arm", values="score")
+
+
+def test_004_paired_vs_unpaired(results, seed004):
+    pair = pair_of(results["004"], "cascade")
+    o = pair.overall
+    assert o.paired is not None and o.unpaired is not None
+    ref = sps.ttest_rel(seed004.cascade, seed004.always_strong)
+    d = (seed004.cascade - seed004.always_strong).to_numpy()
+    # Seed 004: "paired delta -0.0286", "standard error of 0.0024", "t = -11.9"
+    assert fmt(o.paired.estimate, 4) == "-0.0286"
+    assert fmt(o.paired.se, 4) == "0.0024"
+    assert fmt(o.paired.statistic, 1) == "-11.9"
+    assert o.paired.statistic == pytest.approx(ref.statistic)
+    assert o.paired.pvalue == pytest.approx(ref.pvalue, rel=1e-6, abs=1e-300)
+    assert o.paired.se == pytest.approx(d.std(ddof=1) / math.sqrt(len(d)))
+    # "the standard error of the difference between two independent means ... about 0.018"
+    assert fmt(o.unpaired.se, 3) == "0.018"
+    welch = sps.ttest_ind(seed004.cascade, seed004.always_strong, equal_var=False)
+    assert o.unpaired.statistic == pytest.approx(welch.statistic)
+    # "Ninety-one percent of the paired differences are exactly zero"
+    assert fmt(1 - o.informative_share, 2) == "0.91"
+
+
+def test_004_extraction_is_the_worst_slice_and_carries_the_gap(results):
+    pair = pair_of(results["004"], "cascade")
+    worst = min(pair.slices, key=lambda d: d.paired.estimate if d.paired else 0.0)
+    assert worst.slice == "extraction"
+    assert worst.n_pairs == 150
+    assert worst.paired is not None
+    assert worst.paired.estimate == pytest.approx(-0.85, abs=0.02)
+    share = worst.paired.estimate * worst.n_pairs / (pair.overall.paired.estimate * 5000)
+    assert 0.85 < share < 0.93  # "Eighty-nine percent of the aggregate gap comes from 3%"
+    assert worst.traffic_share == pytest.approx(0.03)
+
+
+def test_004_three_arms(results):
+    cheap = pair_of(results["004"], "always_cheap")
+    cascade = pair_of(results["004"], "cascade")
+    # Seed 004: "always-cheap arm scored 4.28, against 4.31 for the cascade and 4.34"
+    assert fmt(cheap.pooled.candidate, 2) == "4.28"
+    assert fmt(cascade.pooled.candidate, 2) == "4.31"
+    assert fmt(cascade.pooled.baseline, 2) == "4.34"
+    faq = next(d for d in cheap.slices if d.slice == "faq_lookup")
+    assert fmt(faq.baseline_mean, 2) == "4.52" and fmt(faq.candidate_mean, 2) == "4.51"
+    assert faq.traffic_share == pytest.approx(0.41)
+    ext = next(d for d in cheap.slices if d.slice == "extraction")
+    assert fmt(ext.candidate_mean, 2) == "3.10" and fmt(ext.baseline_mean, 2) == "4.40"
+    assert cheap.cost is not None and cheap.cost.ratio < cascade.cost.ratio < 1  # type: ignore[union-attr]
+
+
+def test_004_fixed_mix_paired_delta_matches_hand_computation(results, seed004):
+    with data_path("seed004.csv") as path:
+        df = pd.read_csv(path)
+    slices = df[df.arm == "cascade"].set_index("case_id").slice
+    d = (seed004.cascade - seed004.always_strong).rename("d").to_frame().join(slices)
+    g = d.groupby("slice").d
+    w = g.size() / g.size().sum()
+    se = g.std(ddof=1) / np.sqrt(g.size())
+    pair = pair_of(results["004"], "cascade")
+    traffic = next(s for s in pair.standardized if s.mix == "traffic")
+    assert traffic.delta.estimate == pytest.approx(float((w * g.mean()).sum()))
+    assert traffic.delta.se == pytest.approx(float(np.sqrt((w**2 * se**2).sum())))
+
+
+def test_demo_prints_every_scenario_and_the_sample_sizes():
+    text = run_demo()
+    for key in ("000", "001", "002", "004"):
+        assert f"Seed {key}:" in text
+    assert "about 312 paired tickets" in text  # examples/compare-002.txt, Connor (1987)
+    assert "detect 0.50: 40 paired rows" in text and "77 per arm" in text
+    assert "detect 0.25: 154 paired rows" in text and "305 per arm" in text
+
+
+def test_markdown_summary_snapshot_shape(results):
+    md = render_markdown(results["002"])
+    lines = md.splitlines()
+    assert lines[0] == "### evaldelta: `candidate` vs `incumbent` · score · by slice"
+    assert "| **all cases** | +5.0 pts | [-4.7, +14.7] | 0.625 | 40 |" in lines
+    assert "- Informative pairs: 4/40 (10%)" in lines
