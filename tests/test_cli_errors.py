@@ -24,7 +24,7 @@ def one_line_error(result, *needles: str) -> None:  # type: ignore[no-untyped-de
 def test_good_input_works(run_cli, write):
     res = run_cli("compare", write("runs.csv", GOOD))
     assert res.code == 0, res.err
-    assert "all cases (2 pairs)" in res.out
+    assert "all cases" in res.out and "2 pairs" in res.out
 
 
 def test_missing_file(run_cli, tmp_path: Path):
@@ -90,7 +90,7 @@ def test_unknown_candidate(run_cli, write):
 
 def test_single_arm(run_cli, write):
     path = write("one.csv", "case_id,arm,score\nc1,a,1\nc2,a,0\n")
-    one_line_error(run_cli("compare", path), "only one arm", "'a'" if False else "a")
+    one_line_error(run_cli("compare", path), "only one arm", "(a)")
 
 
 @pytest.mark.parametrize(

@@ -59,9 +59,11 @@ def _rate(arm: ArmSlice | None, binary_single: bool) -> str:
     return f"{fmt(arm.estimate.estimate)} (n={arm.scored_cases})"
 
 
-def _main_ci(d: SliceDelta) -> tuple[float, float] | None:
-    res = d.main
-    return None if res is None else (res.ci.low, res.ci.high)
+def _paired_rate(mean: float, n: int, binary_single: bool) -> str:
+    """A rate on the paired cases of one slice (the cases the delta is computed on)."""
+    if binary_single:
+        return f"{fmt(mean)} ({round(mean * n)}/{n})"
+    return f"{fmt(mean)} (n={n})"
 
 
 def _sort_key(d: SliceDelta) -> tuple[int, float]:
@@ -96,21 +98,27 @@ def _pair_block(
         ]
     has_traffic = any(d.traffic_share is not None for d in pair.slices)
     unit = "pts" if binary else "score units"
-    head = f"  {'slice':<22} {c + ' - ' + b:>22}  {'interval':<18} {'p (Holm)':>9}"
-    head += f"  {b:>18}  {c:>18}" + ("  traffic" if has_traffic else "")
     lines.append(
-        f"Per slice, worst first (difference in {unit}; "
-        f"{'paired on shared cases' if pair.paired_available else 'unpaired'})"
+        f"Per slice, worst first: {c} - {b}, in {unit} "
+        f"({'paired on shared cases' if pair.paired_available else 'unpaired'})"
     )
-    lines.append(head)
-    for d in sorted(pair.slices, key=_sort_key):
-        lines.append(_slice_line(d, binary, single, arm_at, b, c, has_traffic))
-    lines.append(_slice_line(pair.overall, binary, single, arm_at, b, c, False, overall=True))
+    header = ["slice", "delta", f"{fmt_pct(comparison.confidence)} interval", "p (Holm)", "n", b, c]
+    if has_traffic:
+        header.append("traffic")
+    rows = [
+        _slice_cells(d, binary, single, arm_at, b, c, has_traffic)
+        for d in sorted(pair.slices, key=_sort_key)
+    ]
+    rows.append(_slice_cells(pair.overall, binary, single, arm_at, b, c, has_traffic, overall=True))
+    lines.extend(_table(header, rows, left=(0, 2)))
+    method = pair.overall.main.method if pair.overall.main is not None else ""
+    lines.append(f"  (all cases: {method}; p in the slice rows is Holm-adjusted across slices)")
     lines.append("")
     lines.extend(_standardized_lines(pair, binary, b, c))
     lines.extend(_pooled_lines(pair, metric, arms, b, c))
     lines.extend(_evidence_lines(pair, single, binary, b, c))
     lines.extend(_coverage_lines(pair, b, c))
+    lines.extend(_arm_lines(arms, (b, c), single, conf))
     if pair.cost is not None:
         cost = pair.cost
         lines.append(
@@ -121,7 +129,57 @@ def _pair_block(
     return lines
 
 
-def _slice_line(
+def _arm_lines(
+    arms: tuple[ArmSlice, ...], names: tuple[str, str], single: bool, conf: str
+) -> list[str]:
+    """Each arm on its own cases: counts, the rate or mean, and its interval."""
+    method = "Wilson" if single else "t on case means"
+    lines = ["", f"Per arm and slice, each on its own cases ({conf} {method} intervals):"]
+    header = ["arm", "slice", "cases", "attempts", "reviewed", "unlabeled", "rate/mean", "interval"]
+    has_traffic = any(a.traffic_share is not None for a in arms)
+    has_cluster = any(a.clustered_se is not None for a in arms)
+    if has_traffic:
+        header.append("traffic")
+    if has_cluster:
+        header.append("clustered SE")
+    rows = []
+    for a in arms:
+        if a.arm not in names:
+            continue
+        row = [
+            a.arm,
+            a.slice,
+            str(a.cases),
+            str(a.attempts),
+            str(a.reviewed),
+            str(a.unlabeled),
+            fmt(a.estimate.estimate),
+            f"[{fmt(a.estimate.ci.low)}, {fmt(a.estimate.ci.high)}]",
+        ]
+        if has_traffic:
+            row.append(fmt_pct(a.traffic_share) if a.traffic_share is not None else "")
+        if has_cluster:
+            row.append(fmt(a.clustered_se, 4) if a.clustered_se is not None else "")
+        rows.append(row)
+    lines.extend(_table(header, rows, left=(0, 1, 7)))
+    return lines
+
+
+def _table(header: list[str], rows: list[list[str]], left: tuple[int, ...]) -> list[str]:
+    """Columns as wide as their widest cell; text columns left-aligned, numbers right."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: list[str]) -> str:
+        parts = [
+            cell.ljust(w) if i in left else cell.rjust(w)
+            for i, (cell, w) in enumerate(zip(cells, widths, strict=True))
+        ]
+        return "  " + "  ".join(parts).rstrip()
+
+    return [line(header), *(line(r) for r in rows)]
+
+
+def _slice_cells(
     d: SliceDelta,
     binary: bool,
     single: bool,
@@ -131,29 +189,34 @@ def _slice_line(
     has_traffic: bool,
     *,
     overall: bool = False,
-) -> str:
+) -> list[str]:
     res = d.main
-    name = (
-        d.slice if not overall else f"all cases ({d.n_pairs} pairs)" if d.n_pairs else "all cases"
-    )
+    name = "all cases" if overall else d.slice
     if res is None:
         diff, ci, p = "n/a", "(no evidence in both arms)", ""
     else:
         diff = fmt_delta(res.estimate, binary)
         ci = fmt_ci(res.ci.low, res.ci.high, binary)
-        p = fmt_p(d.pvalue_holm if not overall else res.pvalue)
-    line = f"  {name:<22} {diff:>22}  {ci:<18} {p:>9}"
-    rate_b, rate_c = (
-        _rate(arm_at.get((b, d.slice)), single),
-        _rate(arm_at.get((c, d.slice)), single),
-    )
-    line += f"  {rate_b:>18}  {rate_c:>18}"
+        p = fmt_p(res.pvalue if overall else d.pvalue_holm)
+    n = f"{d.n_pairs} pair{'s' if d.n_pairs != 1 else ''}" if d.n_pairs else ""
+    cells = [
+        name,
+        diff,
+        ci,
+        p,
+        n,
+        *(
+            (
+                _paired_rate(d.baseline_mean, d.n_pairs, single),
+                _paired_rate(d.candidate_mean, d.n_pairs, single),
+            )
+            if d.basis == "paired"
+            else (_rate(arm_at.get((b, d.slice)), single), _rate(arm_at.get((c, d.slice)), single))
+        ),
+    ]
     if has_traffic:
-        line += f"  {fmt_pct(d.traffic_share):>7}"
-    if overall and res is not None:
-        method = getattr(res, "method", "")
-        line += f"  ({method})"
-    return line
+        cells.append("" if overall else fmt_pct(d.traffic_share))
+    return cells
 
 
 def _standardized_lines(pair: PairComparison, binary: bool, b: str, c: str) -> list[str]:
