@@ -88,6 +88,7 @@ def _pair_block(
         "",
     ]
     arm_at = {(a.arm, a.slice): a for a in arms}
+    lines.extend(_answer_lines(pair, binary))
     if not pair.paired_available:
         lines += [
             f"! No paired analysis: {b} and {c} share no cases (two different eval sets).",
@@ -163,6 +164,40 @@ def _arm_lines(
         rows.append(row)
     lines.extend(_table(header, rows, left=(0, 1, 7)))
     return lines
+
+
+def _answer_lines(pair: PairComparison, binary: bool) -> list[str]:
+    """One or two sentences that answer the question before any table (higher = better)."""
+    b, c = pair.baseline, pair.candidate
+    out = []
+    if pair.paired_available:
+        res, what = pair.overall.main, f"on {pair.overall.n_pairs} paired cases"
+    else:
+        std = pair.standardized[-1]
+        res, what = std.delta, f"under the {std.mix} mix (unpaired)"
+    if res is not None and math.isfinite(res.ci.low):
+        delta, ci = fmt_delta(res.estimate, binary), fmt_ci(res.ci.low, res.ci.high, binary)
+        if res.ci.low > 0 or res.ci.high < 0:
+            word = "higher" if res.estimate > 0 else "lower"
+            out.append(f"Answer: {c} scores {word} than {b} {what}: {delta} {ci}.")
+        else:
+            out.append(
+                f"Answer: these cases cannot tell {c} from {b} {what}: {delta} {ci}; "
+                "the interval contains both a gain and a loss."
+            )
+    worst = [d for d in pair.slices if d.main is not None and math.isfinite(d.main.ci.high)]
+    below = sorted((d for d in worst if d.main is not None and d.main.ci.high < 0), key=_sort_key)
+    if below:
+        d = below[0]
+        worst_res = d.main
+        if worst_res is not None:
+            share = f", {fmt_pct(d.traffic_share)} of traffic" if d.traffic_share else ""
+            out.append(
+                f"Worst slice: {d.slice} {fmt_delta(worst_res.estimate, binary)} "
+                f"{fmt_ci(worst_res.ci.low, worst_res.ci.high, binary)}{share}; "
+                f"{len(below)} slice(s) regress with an interval below zero."
+            )
+    return [*out, ""] if out else []
 
 
 def _table(header: list[str], rows: list[list[str]], left: tuple[int, ...]) -> list[str]:
