@@ -20,6 +20,7 @@ from evaldelta.model import (
     SliceDelta,
 )
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct, fmt_signed
+from evaldelta.stats import FixedMix, PairedResult, UnpairedResult
 
 __all__ = ["render_text"]
 
@@ -170,6 +171,7 @@ def _answer_lines(pair: PairComparison, binary: bool) -> list[str]:
     """One or two sentences that answer the question before any table (higher = better)."""
     b, c = pair.baseline, pair.candidate
     out = []
+    res: PairedResult | UnpairedResult | FixedMix | None
     if pair.paired_available:
         res, what = pair.overall.main, f"on {pair.overall.n_pairs} paired cases"
     else:
