@@ -158,6 +158,13 @@ def demo_cmd(
     sys.stdout.write(run_demo(output_dir))
 
 
+from evaldelta.commands import gate as _gate_commands  # noqa: E402
+from evaldelta.commands import plan as _plan_commands  # noqa: E402
+
+_gate_commands.register(app)
+_plan_commands.register(app)
+
+
 def main() -> None:
     """Entry point: run the app and map evaldelta's errors to one line and exit code 2."""
     try:

@@ -1,0 +1,1 @@
+"""CLI command groups that live outside cli.py; each module has ``register(app)``."""
