@@ -37,7 +37,9 @@ def _t_power(d: float, nobs: float, df: float, alpha: float, alternative: str) -
     if alternative in ("two-sided", "larger"):
         out += float(stats.nct.sf(stats.t.isf(a, df), df, nc))
     if alternative in ("two-sided", "smaller"):
-        out += float(stats.nct.cdf(stats.t.ppf(a, df), df, nc))
+        # P(T_nc < -c) written as P(T_{-nc} > c): scipy's nct.cdf returns nan far in the
+        # lower tail of a large positive nc (e.g. nc 11, df 2), where the sf form gives ~0.
+        out += float(stats.nct.sf(stats.t.isf(a, df), df, -nc))
     return out
 
 
