@@ -1,0 +1,219 @@
+"""Allocate a budget of cases over slices: a floor per slice, then Neyman allocation.
+
+Used by ``evaldelta plan`` (sds from a pilot) and ``evaldelta sample`` (equal sds: in
+proportion to traffic, capped at the rows each slice has).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from scipy.stats import norm
+
+from evaldelta.errors import UsageError
+
+__all__ = ["Allocation", "SliceAllocation", "allocate"]
+
+NAN = math.nan
+
+
+@dataclass(frozen=True)
+class SliceAllocation:
+    """One slice of an :class:`Allocation`.
+
+    ``halfwidth_now`` / ``halfwidth_after`` are the expected interval half-widths
+    ``z * sd / sqrt(n)`` of the slice's paired delta at ``n_now`` and at ``n``.
+    """
+
+    slice: str
+    weight: float
+    sd: float
+    available: int | None
+    floor: int
+    n: int
+    taken_whole: bool
+    n_now: int | None
+    halfwidth_now: float | None
+    halfwidth_after: float
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """A budget of cases over slices: a floor per slice, then Neyman on the remainder.
+
+    ``standardized_halfwidth_*`` is ``z * sqrt(sum_k w_k^2 sd_k^2 / n_k)``, the expected
+    half-width of the fixed-mix delta under the (normalized) weights.
+    """
+
+    budget: int
+    total: int
+    method: str
+    confidence: float
+    slices: tuple[SliceAllocation, ...]
+    standardized_halfwidth_now: float | None
+    standardized_halfwidth_after: float
+    notes: tuple[str, ...] = ()
+
+
+def _neyman_quotas(
+    remainder: float, scores: dict[str, float], caps: dict[str, float]
+) -> dict[str, float]:
+    """Real quotas proportional to ``scores`` summing to ``remainder``, each at most its cap.
+
+    Slices whose quota exceeds their cap are fixed at the cap and the rest is re-spread
+    over the others (water-filling), until no quota exceeds its cap.
+    """
+    quotas = dict.fromkeys(scores, 0.0)
+    active = {k for k in scores if caps[k] > 0}
+    left = remainder
+    while active and left > 1e-9:
+        total = sum(scores[k] for k in active)
+        if total <= 0:
+            share = dict.fromkeys(active, left / len(active))
+        else:
+            share = {k: left * scores[k] / total for k in active}
+        over = {k for k in active if share[k] > caps[k] - quotas[k]}
+        if not over:
+            for k in active:
+                quotas[k] += share[k]
+            break
+        for k in over:
+            left -= caps[k] - quotas[k]
+            quotas[k] = caps[k]
+        active -= over
+    return quotas
+
+
+def _round_largest_remainder(
+    quotas: dict[str, float], total: int, caps: dict[str, float]
+) -> dict[str, int]:
+    """Integers summing to ``total``: floors, then +1 to the largest fractional parts.
+
+    Ties break by slice name, so the result is deterministic.
+    """
+    base = {k: math.floor(q + 1e-9) for k, q in quotas.items()}
+    left = total - sum(base.values())
+    order = sorted(quotas, key=lambda k: (-(quotas[k] - base[k]), k))
+    for k in order:
+        if left <= 0:
+            break
+        if base[k] + 1 <= caps[k]:
+            base[k] += 1
+            left -= 1
+    return base
+
+
+def allocate(
+    weights: Mapping[str, float],
+    sds: Mapping[str, float],
+    budget: int,
+    floor: int | Mapping[str, int] = 300,
+    *,
+    available: Mapping[str, int] | None = None,
+    n_now: Mapping[str, int] | None = None,
+    confidence: float = 0.95,
+) -> Allocation:
+    """Spread ``budget`` cases over slices: a floor per slice, the rest by Neyman allocation.
+
+    Method: each slice first gets ``min(floor, available)`` (a slice with fewer rows than its
+    floor is taken whole); the remaining cases go ``n_k`` proportional to ``w_k * sd_k``, the
+    Neyman (1934) allocation that minimizes the variance of the weighted (fixed-mix)
+    estimate ``sum_k w_k^2 sd_k^2 / n_k`` for a fixed total (Neyman 1934, "On the two
+    different aspects of the representative method", JRSS 97:558-625; Cochran 1977,
+    Sampling Techniques, section 5.5). A slice never gets more than its available rows (its
+    excess is re-spread over the others); quotas become integers by largest remainder, so
+    the counts sum to the budget exactly (or to all available rows, if fewer). With all
+    ``sd`` equal this is proportional allocation. Half-widths are ``z * sd / sqrt(n)`` with
+    ``z`` the two-sided normal quantile of ``confidence``.
+    """
+    names = list(weights)
+    if not names:
+        raise UsageError("the allocation needs at least one slice")
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise UsageError(f"the budget must be a positive whole number of cases, not {budget!r}")
+    total_w = sum(weights.values())
+    if not all(math.isfinite(w) and w >= 0 for w in weights.values()) or total_w <= 0:
+        raise UsageError("slice weights must be finite, non-negative and not all zero")
+    for k in names:
+        s = sds.get(k)
+        if s is None or not math.isfinite(s) or s < 0:
+            raise UsageError(f"slice {k!r} needs a finite sd >= 0 for the allocation, not {s}")
+    w = {k: weights[k] / total_w for k in names}
+    floors = {k: int(floor[k] if isinstance(floor, Mapping) else floor) for k in names}
+    if any(f < 0 for f in floors.values()):
+        raise UsageError("the floor must be a non-negative number of cases")
+    caps: dict[str, float] = {
+        k: float(available[k]) if available is not None else math.inf for k in names
+    }
+    first = {k: int(min(floors[k], caps[k])) for k in names}
+    notes: list[str] = []
+    if sum(first.values()) > budget:
+        raise UsageError(
+            f"the budget of {budget} cases is below the floors' total of {sum(first.values())} "
+            f"({len(names)} slices); raise the budget or lower the floor"
+        )
+    room = {k: caps[k] - first[k] for k in names}
+    remainder = budget - sum(first.values())
+    capacity = sum(room.values())
+    if capacity < remainder:
+        notes.append(
+            f"only {int(sum(caps.values()))} rows are available, fewer than the budget of "
+            f"{budget}; every row is taken"
+        )
+        remainder = int(capacity)
+    scores = {k: w[k] * sds[k] for k in names}
+    if remainder > 0 and sum(scores[k] for k in names if room[k] > 0) <= 0:
+        notes.append("every weight x sd is 0; the remainder is spread in proportion to weight")
+        scores = dict(w)
+    quotas = _neyman_quotas(float(remainder), scores, room)
+    extra = _round_largest_remainder(quotas, remainder, room)
+    z = float(norm.isf((1.0 - confidence) / 2.0))
+    rows = []
+    for k in names:
+        n = first[k] + extra[k]
+        now = None if n_now is None else n_now.get(k)
+        rows.append(
+            SliceAllocation(
+                slice=k,
+                weight=w[k],
+                sd=sds[k],
+                available=None if available is None else int(available[k]),
+                floor=floors[k],
+                n=n,
+                taken_whole=available is not None and n >= available[k],
+                n_now=now,
+                halfwidth_now=_halfwidth(z, sds[k], now) if now is not None else None,
+                halfwidth_after=_halfwidth(z, sds[k], n),
+            )
+        )
+    return Allocation(
+        budget=budget,
+        total=sum(r.n for r in rows),
+        method="floor per slice, then Neyman allocation (n_k proportional to w_k sd_k)",
+        confidence=confidence,
+        slices=tuple(rows),
+        standardized_halfwidth_now=(
+            _std_halfwidth(z, rows, now=True) if n_now is not None else None
+        ),
+        standardized_halfwidth_after=_std_halfwidth(z, rows, now=False),
+        notes=tuple(notes),
+    )
+
+
+def _halfwidth(z: float, sd: float, n: int) -> float:
+    """``z * sd / sqrt(n)``; NaN for n = 0 (no cases, no interval), never 0 or infinity."""
+    return z * sd / math.sqrt(n) if n > 0 else NAN
+
+
+def _std_halfwidth(z: float, rows: list[SliceAllocation], *, now: bool) -> float:
+    var = 0.0
+    for r in rows:
+        n = r.n_now if now else r.n
+        if r.weight == 0:
+            continue
+        if not n:
+            return NAN
+        var += r.weight**2 * r.sd**2 / n
+    return z * math.sqrt(var)
