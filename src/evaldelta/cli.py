@@ -6,9 +6,10 @@ Exit codes: 0 ok, 1 gate fail, 2 usage or data error, 3 gate inconclusive.
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -115,6 +116,12 @@ def compare_cmd(
     ] = 50,
     format: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write here.")] = None,
+    policy: Annotated[
+        Path | None,
+        typer.Option(
+            "--policy", help="Also gate on this policy (TOML): verdict and exit code 0/1/3."
+        ),
+    ] = None,
 ) -> None:
     """Compare a baseline with candidates: per-slice paired deltas, standardized and pooled."""
     from evaldelta.compare import compare
@@ -125,25 +132,55 @@ def compare_cmd(
     sources += [Source(path, arm=name) for name, path in _parse_arm_files(arm or [])]
     if not sources:
         raise UsageError("give at least one FILE, or --arm NAME=FILE for each arm")
-    result = compare(
-        sources,
-        baseline=baseline,
-        candidates=candidate or None,
-        by=tuple(by or ("slice",)),
-        metrics=tuple(metric or ("score",)),
-        mix=mix,
-        traffic=traffic,
-        confidence=confidence,
-        interval=interval.value,
-        scale=_parse_scale(scale),
-        list_limit=None if list_limit == 0 else list_limit,
-    )
+    options: dict[str, Any] = {
+        "baseline": baseline,
+        "candidates": candidate or None,
+        "by": tuple(by or ("slice",)),
+        "mix": mix,
+        "traffic": traffic,
+        "confidence": confidence,
+        "interval": interval.value,
+        "scale": _parse_scale(scale),
+        "list_limit": None if list_limit == 0 else list_limit,
+    }
+    if policy is not None:
+        _compare_and_gate(sources, policy, metric, format, output, options)
+        return
+    result = compare(sources, metrics=tuple(metric or ("score",)), **options)
     renderers = {
         Format.text: render_text,
         Format.json: render_json,
         Format.markdown: render_markdown,
     }
     _write(renderers[format](result), output)
+
+
+def _compare_and_gate(
+    sources: Sequence[Any],
+    policy: Path,
+    metric: list[str] | None,
+    format: Format,
+    output: Path | None,
+    options: Mapping[str, Any],
+) -> None:
+    """``compare --policy``: the comparison, then the verdict; exit with the verdict's code."""
+    from evaldelta.commands.gate import compare_with_policy
+    from evaldelta.report import render_markdown, render_text
+    from evaldelta.report.verdict import (
+        render_verdict_json,
+        render_verdict_markdown,
+        render_verdict_text,
+    )
+
+    result, verdict = compare_with_policy(sources, policy, metrics=metric, **options)
+    if format == Format.json:
+        text = render_verdict_json(verdict, result)
+    elif format == Format.markdown:
+        text = render_markdown(result) + "\n" + render_verdict_markdown(verdict)
+    else:
+        text = render_text(result) + "\n" + render_verdict_text(verdict)
+    _write(text, output)
+    raise typer.Exit(verdict.exit_code)
 
 
 @app.command("demo")

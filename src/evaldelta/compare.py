@@ -20,10 +20,13 @@ from evaldelta.engine import (
     ALL,
     ArmSliceStats,
     CaseTable,
+    CriticalSelector,
+    CriticalStats,
     PairSliceStats,
     Source,
     TableSet,
     build_case_table,
+    critical_stats,
     list_cases,
     read_sources,
     reduce_arm_slices,
@@ -39,6 +42,8 @@ from evaldelta.model import (
     CaseRef,
     Comparison,
     Cost,
+    CriticalCase,
+    CriticalEvidence,
     MetricResult,
     MovedCase,
     PairComparison,
@@ -122,12 +127,15 @@ def compare(
     interval: str = "newcombe",
     scale: tuple[float, float] | None = None,
     list_limit: int | None = 50,
+    critical: CriticalSelector | None = None,
 ) -> Comparison:
     """Compare a baseline arm with one or more candidates; see the README for what is reported.
 
     ``files`` are CSV, JSONL or Parquet in the long row format (a :class:`Source` names the
     arm of a file without an ``arm`` column). ``mix`` is ``actual``, ``equal`` or a mix file;
     ``traffic`` an optional traffic file whose weights give a second standardized result.
+    ``critical`` selects critical cases (ids, a flag column, a tag): each pair then carries
+    their attempts and passes (:class:`~evaldelta.model.CriticalEvidence`) for the gate.
     """
     if interval not in INTERVALS:
         raise UsageError(f"unknown interval {interval!r}; choose one of {', '.join(INTERVALS)}")
@@ -135,7 +143,13 @@ def compare(
         raise UsageError(f"confidence must lie strictly between 0 and 1, not {confidence}")
     if not by:
         by = ("slice",)
-    tables = read_sources(_sources(files), slice_columns=tuple(by), metrics=tuple(metrics))
+    tables = read_sources(
+        _sources(files),
+        slice_columns=tuple(by),
+        metrics=tuple(metrics),
+        critical_column=critical.column if critical else None,
+        critical_tag=critical.tag if critical else None,
+    )
     validate(tables, scale)
     present = _arm_order(tables)
     base, cands = _resolve_arms(present, baseline, candidates)
@@ -148,6 +162,7 @@ def compare(
     for metric in metrics:
         cases = build_case_table(tables, arms, metric)
         binary = _is_binary(tables, arms, metric)
+        crit = critical_stats(tables, arms, metric, critical, binary) if critical else None
         slicings = []
         repeated = False
         for index, column in enumerate(by):
@@ -165,6 +180,8 @@ def compare(
                 traffic=traffic_weights if index == 0 else None,
                 list_limit=list_limit,
                 notes=notes,
+                critical=crit,
+                critical_selector=critical.describe() if critical else "",
             ).build()
             slicings.append(slicing)
         results.append(
@@ -232,6 +249,8 @@ class _SlicingBuilder:
     traffic: dict[str, float] | None
     list_limit: int | None
     notes: _Notes
+    critical: tuple[list[CriticalStats], float] | None = None
+    critical_selector: str = ""
 
     def build(self) -> SlicingResult:
         slices = tuple(sorted({a.slice for a in self.arm_stats if a.slice != ALL}))
@@ -354,7 +373,35 @@ class _SlicingBuilder:
                 for r in listing["discordant"]
             ),
             cost=_cost(b_all, c_all),
+            critical=self._critical(base, cand),
         )
+
+    def _critical(self, base: str, cand: str) -> CriticalEvidence | None:
+        """Pair the critical cases' per-arm counts (an arm with no row counts zero)."""
+        if self.critical is None:
+            return None
+        rows, threshold = self.critical
+        per: dict[str, dict[str, CriticalStats]] = {}
+        for r in rows:
+            per.setdefault(r.case_id, {})[r.arm] = r
+        cases = []
+        for case_id, arms in per.items():
+            b, c = arms.get(base), arms.get(cand)
+            any_row = next(iter(arms.values()))
+            cases.append(
+                CriticalCase(
+                    case_id=case_id,
+                    slice=any_row.slices[self.by],
+                    flagged_by=tuple(sorted({f for a in arms.values() for f in a.flagged_by})),
+                    baseline_attempts=b.attempts if b else 0,
+                    baseline_scored=b.scored if b else 0,
+                    baseline_passes=b.passes if b else 0,
+                    candidate_attempts=c.attempts if c else 0,
+                    candidate_scored=c.scored if c else 0,
+                    candidate_passes=c.passes if c else 0,
+                )
+            )
+        return CriticalEvidence(self.critical_selector, threshold, tuple(cases))
 
     def _slice_delta(
         self,

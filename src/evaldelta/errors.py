@@ -9,7 +9,9 @@
      │    ├── BadValueError        a value that cannot be used (non-numeric score, ...)
      │    ├── DuplicateRowError    the same (arm, case_id, repeat) twice
      │    ├── SliceConflictError   one case in two slices of the same slicing column
-     │    └── MixError             a mix or traffic file with unknown, negative or all-zero weights
+     │    ├── MixError             a mix or traffic file with unknown, negative or all-zero weights
+     │    └── PolicyError          a gate policy (TOML) that cannot be used: bad syntax, an unknown
+     │                             key, a negative margin, a slice or case the data lacks
      └── UsageError                bad options: an unknown arm, a single arm          (exit 2)
 
 The CLI turns every one of these into a one-line message and exit code 2. Messages are
@@ -28,6 +30,7 @@ __all__ = [
     "Location",
     "MissingColumnError",
     "MixError",
+    "PolicyError",
     "SliceConflictError",
     "UnreadableFileError",
     "UsageError",
@@ -90,6 +93,10 @@ class SliceConflictError(InputError):
 
 class MixError(InputError):
     """A mix or traffic file that cannot be used as slice weights."""
+
+
+class PolicyError(InputError):
+    """A gate policy that cannot be used; the location names the policy file, line and key."""
 
 
 class UsageError(EvaldeltaError):

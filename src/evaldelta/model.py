@@ -27,6 +27,8 @@ __all__ = [
     "CaseRef",
     "Comparison",
     "Cost",
+    "CriticalCase",
+    "CriticalEvidence",
     "MetricResult",
     "MovedCase",
     "PairComparison",
@@ -161,6 +163,34 @@ class Cost:
 
 
 @dataclass(frozen=True)
+class CriticalCase:
+    """One critical case: each arm's attempts, scored attempts and passing attempts.
+
+    ``flagged_by`` says why the case is critical: ``id`` (named), ``column`` (a truthy flag
+    column) and/or ``tag`` (a tag in ``tags``).
+    """
+
+    case_id: str
+    slice: str
+    flagged_by: tuple[str, ...]
+    baseline_attempts: int
+    baseline_scored: int
+    baseline_passes: int
+    candidate_attempts: int
+    candidate_scored: int
+    candidate_passes: int
+
+
+@dataclass(frozen=True)
+class CriticalEvidence:
+    """Row-level evidence on the critical cases (an attempt passes when score >= threshold)."""
+
+    selector: str
+    pass_threshold: float
+    cases: tuple[CriticalCase, ...]
+
+
+@dataclass(frozen=True)
 class PairComparison:
     """Baseline against one candidate, under one slicing column."""
 
@@ -178,6 +208,7 @@ class PairComparison:
     discordant_total: int
     discordant: tuple[MovedCase, ...]
     cost: Cost | None = None
+    critical: CriticalEvidence | None = None
 
 
 @dataclass(frozen=True)

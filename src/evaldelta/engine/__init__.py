@@ -1,5 +1,11 @@
 """Rows -> validated relation -> sufficient statistics (DuckDB by default, through Ibis)."""
 
+from evaldelta.engine._critical import (
+    CriticalSelector,
+    CriticalStats,
+    critical_stats,
+    reduce_critical,
+)
 from evaldelta.engine._read import Source, TableSet, read_sources
 from evaldelta.engine._reduce import (
     ALL,
@@ -18,14 +24,18 @@ __all__ = [
     "ALL",
     "ArmSliceStats",
     "CaseTable",
+    "CriticalSelector",
+    "CriticalStats",
     "Moments",
     "PairSliceStats",
     "Source",
     "TableSet",
     "build_case_table",
+    "critical_stats",
     "list_cases",
     "read_sources",
     "reduce_arm_slices",
+    "reduce_critical",
     "reduce_pair_slices",
     "validate",
 ]

@@ -9,6 +9,7 @@ check fails, :func:`locate` scans the one file again to name the line.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,15 +75,16 @@ class TableSet:
     metrics: tuple[str, ...]
     has_cluster: bool
     has_cost: bool
+    critical_flags: tuple[str, ...] = ()  # "column" / "tag": flag columns that were projected
 
 
 def connect() -> Any:
     """An in-memory DuckDB connection that spills to disk instead of growing without bound.
 
-    ``EVALDELTA_MEMORY_LIMIT`` (default ``1GB``) caps DuckDB's buffer memory; larger
+    ``EVALDELTA_MEMORY_LIMIT`` (default ``512MB``) caps DuckDB's buffer memory; larger
     reductions spill to a temporary directory under the system's temp folder.
     """
-    limit = os.environ.get("EVALDELTA_MEMORY_LIMIT", "1GB")
+    limit = os.environ.get("EVALDELTA_MEMORY_LIMIT", "512MB")
     spill = Path(tempfile.gettempdir()) / "evaldelta-duckdb"
     return ibis.duckdb.connect(memory_limit=limit, temp_directory=str(spill))
 
@@ -158,6 +160,8 @@ def read_sources(
     slice_columns: tuple[str, ...] = ("slice",),
     metrics: tuple[str, ...] = ("score",),
     con: Any | None = None,
+    critical_column: str | None = None,
+    critical_tag: str | None = None,
 ) -> TableSet:
     """Scan every source and return one canonical relation.
 
@@ -165,7 +169,10 @@ def read_sources(
     (``slice`` defaults to ``all`` when absent), one float column per metric (null =
     unlabeled), ``cluster`` (string or null), ``cost_usd`` (float or null) and ``_src``
     (the index of the source, for locating lines later). The raw metric values are kept as
-    ``_raw_<metric>`` so validation can name an unparseable value.
+    ``_raw_<metric>`` so validation can name an unparseable value. ``critical_column`` adds
+    ``_crit_col`` (a truthy value in that column) and ``critical_tag`` adds ``_crit_tag``
+    (the ``tags`` column contains the tag), when at least one source has the column; which
+    were added is recorded in ``critical_flags``.
     """
     if not sources:
         raise UnreadableFileError("no input files were given")
@@ -173,10 +180,16 @@ def read_sources(
     scanned = [_scan(con, s) for s in sources]
     has_cluster = any("cluster" in t.columns for t in scanned)
     has_cost = any("cost_usd" in t.columns for t in scanned)
+    flags: dict[str, str] = {}
+    if critical_column is not None and any(critical_column in t.columns for t in scanned):
+        flags["column"] = critical_column
+    if critical_tag is not None and any("tags" in t.columns for t in scanned):
+        flags["tag"] = critical_tag
     projected = []
     for index, (source, table) in enumerate(zip(sources, scanned, strict=True)):
+        extra = _critical_flags(table, flags)
         projected.append(
-            _project(index, source, table, slice_columns, metrics, has_cluster, has_cost)
+            _project(index, source, table, slice_columns, metrics, has_cluster, has_cost, extra)
         )
     rows = projected[0] if len(projected) == 1 else ibis.union(*projected, distinct=False)
     return TableSet(
@@ -187,7 +200,34 @@ def read_sources(
         metrics=metrics,
         has_cluster=has_cluster,
         has_cost=has_cost,
+        critical_flags=tuple(flags),
     )
+
+
+def _critical_flags(table: ir.Table, flags: dict[str, str]) -> dict[str, ir.Value]:
+    """Boolean flag columns for critical cases (false where a source lacks the column)."""
+    out: dict[str, ir.Value] = {}
+    if "column" in flags:
+        name = flags["column"]
+        if name not in table.columns:
+            out["_crit_col"] = ibis.literal(False)
+        else:
+            col = table[name]
+            if col.type().is_boolean():
+                out["_crit_col"] = col.fill_null(False)
+            elif col.type().is_numeric():
+                out["_crit_col"] = (col != 0).fill_null(False)
+            else:
+                text = _as_text(col).strip().lower()
+                out["_crit_col"] = text.isin([*TRUE_WORDS, "1", "1.0", "y"]).fill_null(False)
+    if "tag" in flags:
+        if "tags" not in table.columns:
+            out["_crit_tag"] = ibis.literal(False)
+        else:
+            sep = r"""[\s,;|"'\[\]]"""
+            pattern = f"(^|{sep}){re.escape(flags['tag'])}($|{sep})"
+            out["_crit_tag"] = table["tags"].cast("string").re_search(pattern).fill_null(False)
+    return out
 
 
 def _project(
@@ -198,6 +238,7 @@ def _project(
     metrics: tuple[str, ...],
     has_cluster: bool,
     has_cost: bool,
+    extra: dict[str, ir.Value] | None = None,
 ) -> ir.Table:
     path = str(source.path)
     columns = set(table.columns)
@@ -220,13 +261,16 @@ def _project(
     out: dict[str, ir.Value] = {
         "case_id": _as_text(table.case_id),
         "arm": ibis.literal(source.arm) if source.arm is not None else _as_text(table.arm),
-        "_raw_repeat": _as_text(table["repeat"]) if "repeat" in columns else ibis.null("string"),
     }
-    out["repeat"] = (
-        _as_text(table["repeat"]).strip().try_cast("int64").fill_null(0)
-        if "repeat" in columns
-        else ibis.literal(0, type="int64")
-    )
+    if "repeat" not in columns:
+        out["_raw_repeat"] = ibis.null("string")
+        out["repeat"] = ibis.literal(0, type="int64")
+    elif table["repeat"].type().is_integer():
+        out["_raw_repeat"] = ibis.null("string")  # nothing to parse, nothing can be bad
+        out["repeat"] = table["repeat"].cast("int64").fill_null(0)
+    else:
+        out["_raw_repeat"] = _as_text(table["repeat"])
+        out["repeat"] = _as_text(table["repeat"]).strip().try_cast("int64").fill_null(0)
     for name in slice_columns:
         out[f"by_{name}"] = (
             _as_text(table[name]).fill_null("(missing)") if name in columns else ibis.literal("all")
@@ -238,10 +282,13 @@ def _project(
     if has_cluster:
         out["cluster"] = _as_text(table.cluster) if "cluster" in columns else ibis.null("string")
     if has_cost:
-        cost = table.cost_usd if "cost_usd" in columns else None
-        out["cost_usd"] = (
-            cost.cast("string").try_cast("float64") if cost is not None else ibis.null("float64")
-        )
+        if "cost_usd" not in columns:
+            out["cost_usd"] = ibis.null("float64")
+        elif table.cost_usd.type().is_numeric():
+            out["cost_usd"] = table.cost_usd.cast("float64")
+        else:
+            out["cost_usd"] = _as_text(table.cost_usd).strip().try_cast("float64")
+    out.update(extra or {})
     out["_src"] = ibis.literal(index, type="int64")
     return table.select(**out)
 

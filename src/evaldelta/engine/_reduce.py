@@ -18,7 +18,7 @@ import ibis
 import ibis.expr.types as ir
 
 from evaldelta.engine._read import TableSet, locate
-from evaldelta.errors import SliceConflictError
+from evaldelta.errors import DuplicateRowError, SliceConflictError
 
 __all__ = [
     "ArmSliceStats",
@@ -137,13 +137,17 @@ def build_case_table(tables: TableSet, arms: tuple[str, ...], metric: str) -> Ca
         is_arm = t.arm == arm
         aggs[f"n{i}"] = t.count(where=is_arm)
         aggs[f"k{i}"] = score.count(where=is_arm)
-        aggs[f"m{i}"] = score.mean(where=is_arm)
         aggs[f"t{i}"] = score.sum(where=is_arm)
         if tables.has_cost:
             aggs[f"c{i}"] = t.cost_usd.sum(where=is_arm)
     grouped = t.group_by("case_id").aggregate(**aggs)
+    # the case mean is sum / count of scored attempts (null when none is scored)
+    grouped = grouped.mutate(
+        **{f"m{i}": grouped[f"t{i}"] / grouped[f"k{i}"].nullif(0) for i in range(len(arms))}
+    )
     name = f"_evaldelta_cases_{next(_TABLE_IDS)}"
     table = tables.con.create_table(name, grouped, temp=True)
+    _check_duplicates(tables, table, arms)
     for col in tables.slice_columns:
         clash = _rows(
             table.filter(table[f"s_{col}"] != table[f"s_{col}_max"])
@@ -160,6 +164,43 @@ def build_case_table(tables: TableSet, arms: tuple[str, ...], metric: str) -> Ca
                 where,
             )
     return CaseTable(table=table, arms=arms, metric=metric, tables=tables)
+
+
+def _check_duplicates(tables: TableSet, table: ir.Table, arms: tuple[str, ...]) -> None:
+    """Raise on a duplicate (arm, case_id, repeat); only cases with several rows can have one.
+
+    With one row per (arm, case) (the common case) this is one cheap pass over the per-case
+    table; otherwise the rows of the multi-row cases alone are grouped by repeat.
+    """
+    multi = None
+    for i in range(len(arms)):
+        clause = table[f"n{i}"] > 1
+        multi = clause if multi is None else (multi | clause)
+    if multi is None or not _rows(table.filter(multi).select("case_id").limit(1)):
+        return
+    rows = tables.rows.filter(tables.rows.arm.isin(list(arms)))
+    suspects = table.filter(multi).select(case_key="case_id")
+    rows = rows.semi_join(suspects, rows.case_id == suspects.case_key)
+    dup = (
+        rows.group_by(["arm", "case_id", "repeat"])
+        .aggregate(k=rows.count(), src=rows._src.min())
+        .filter(lambda r: r.k > 1)
+        .limit(1)
+    )
+    hits = _rows(dup)
+    if hits:
+        hit = hits[0]
+        where = locate(
+            tables,
+            int(hit["src"]),
+            {"case_id": hit["case_id"], "arm": hit["arm"], "repeat": hit["repeat"]},
+            "case_id",
+        )
+        raise DuplicateRowError(
+            f"duplicate row: arm {hit['arm']!r}, case {hit['case_id']!r}, repeat "
+            f"{hit['repeat']} appears {hit['k']} times (give each attempt its own repeat)",
+            where,
+        )
 
 
 def _moments(n: Any, total: Any, sumsq: Any) -> Moments:

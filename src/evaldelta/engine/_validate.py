@@ -7,7 +7,6 @@ import math
 from evaldelta.engine._read import TableSet, locate
 from evaldelta.errors import (
     BadValueError,
-    DuplicateRowError,
     InputError,
     Location,
     UnreadableFileError,
@@ -23,16 +22,17 @@ def _rows(expr: object) -> list[dict[str, object]]:
 def validate(tables: TableSet, scale: tuple[float, float] | None = None) -> None:
     """Check the canonical relation; raise a one-line :class:`InputError` on the first defect.
 
-    Checks, in order: files without data rows, blank case ids, unparseable scores or
-    repeats, non-finite scores, scores outside a declared ``scale``, and duplicate
-    (arm, case_id, repeat) rows. Slice conflicts are checked during reduction, where the
-    per-case table is built anyway.
+    Checks, in order: files without data rows, blank case ids or arms, unparseable scores or
+    repeats, non-finite scores and scores outside a declared ``scale``: one aggregate pass.
+    Duplicate (arm, case_id, repeat) rows and slice conflicts are checked while the per-case
+    table is built (:func:`~evaldelta.engine._reduce.build_case_table`), which groups the
+    rows anyway.
     """
     t = tables.rows
     aggs: dict[str, object] = {
         "n": t.count(),
-        "blank_case": (t.case_id.isnull() | (t.case_id.strip() == "")).sum(),
-        "blank_arm": (t.arm.isnull() | (t.arm.strip() == "")).sum(),
+        "blank_case": (t.case_id.isnull() | (t.case_id == "")).sum(),
+        "blank_arm": (t.arm.isnull() | (t.arm == "")).sum(),
         "bad_repeat": (
             t._raw_repeat.notnull()
             & (t._raw_repeat.strip() != "")
@@ -55,26 +55,6 @@ def validate(tables: TableSet, scale: tuple[float, float] | None = None) -> None
     for index in range(len(tables.sources)):
         stats = per_source[index]
         _check_source(tables, index, stats, scale)
-    dup = (
-        t.group_by(["arm", "case_id", "repeat"])
-        .aggregate(k=t.count(), src=t._src.min())
-        .filter(lambda r: r.k > 1)
-        .limit(1)
-    )
-    hits = _rows(dup)
-    if hits:
-        hit = hits[0]
-        where = locate(
-            tables,
-            int(str(hit["src"])),
-            {"case_id": hit["case_id"], "arm": hit["arm"]},
-            "case_id",
-        )
-        raise DuplicateRowError(
-            f"duplicate row: arm {hit['arm']!r}, case {hit['case_id']!r}, repeat "
-            f"{hit['repeat']} appears {hit['k']} times (give each attempt its own repeat)",
-            where,
-        )
 
 
 def _check_source(
@@ -84,12 +64,12 @@ def _check_source(
     if stats["blank_case"]:
         raise BadValueError(
             "case_id is blank; every row needs a case id",
-            _first(tables, index, t.case_id.isnull() | (t.case_id.strip() == ""), "case_id"),
+            _first(tables, index, t.case_id.isnull() | (t.case_id == ""), "case_id"),
         )
     if stats["blank_arm"]:
         raise BadValueError(
             "arm is blank; every row needs an arm (or give the file as --arm NAME=FILE)",
-            _first(tables, index, t.arm.isnull() | (t.arm.strip() == ""), "arm"),
+            _first(tables, index, t.arm.isnull() | (t.arm == ""), "arm"),
         )
     if stats["bad_repeat"]:
         bad = t._raw_repeat.notnull() & (t._raw_repeat.strip() != "")
@@ -121,7 +101,7 @@ def _num(x: float) -> str:
 def _first(tables: TableSet, index: int, predicate: object, field: str) -> Location:
     """Locate the first offending row of one source, by its identifying values."""
     t = tables.rows.filter(tables.rows._src == index)
-    cols = ["case_id", "arm", "_raw_repeat"]
+    cols = ["case_id", "arm", "_raw_repeat", "repeat"]
     if field not in ("case_id", "arm", "repeat"):
         cols.append(f"_raw_{field}")
     hit = _rows(t.filter(predicate).select(*cols).limit(1))
@@ -129,8 +109,7 @@ def _first(tables: TableSet, index: int, predicate: object, field: str) -> Locat
         raise InputError("a check failed but the row could not be found again")
     row = hit[0]
     conditions: dict[str, object] = {"case_id": row["case_id"], "arm": row["arm"]}
-    if row["_raw_repeat"] is not None:
-        conditions["repeat"] = row["_raw_repeat"]
+    conditions["repeat"] = row["_raw_repeat"] if row["_raw_repeat"] is not None else row["repeat"]
     value = row.get(f"_raw_{field}") if field not in ("case_id", "arm") else row[field]
     if field == "repeat":
         value = row["_raw_repeat"]

@@ -1,0 +1,565 @@
+"""The gate: a :class:`~evaldelta.policy.Policy` applied to a Comparison gives a :class:`Verdict`.
+
+Pure: no I/O, no clock; numbers are carried unrounded and formatted only in
+``report/verdict.py``. Every rule has three outcomes.
+
+Why a rule fails only when the whole interval is past the bound
+---------------------------------------------------------------
+A non-inferiority rule ``max_regression = m`` asks whether the candidate's paired delta
+``d`` is above ``-m``. With ``basis = "interval"`` (the default) and a two-sided
+``(1 - alpha)`` interval ``[low, high]`` on ``d``:
+
+- **pass** when ``low >= -m``: the data rule out a regression larger than the margin;
+- **fail** only when ``high < -m``: the data rule out everything but such a regression;
+- **inconclusive** otherwise: the interval straddles ``-m``, so the data cannot tell
+  (reported as *leaning fail* when the point estimate is below ``-m``).
+
+Under the null (both arms drawn from the same distribution, true ``d = 0 >= -m``), the
+gate fails a slice only if the interval's upper bound lies below ``-m <= 0 = d``; for an
+interval with nominal coverage that happens with probability at most ``alpha / 2`` (the
+upper bound misses the true value from below at most ``alpha / 2`` of the time), and the
+larger the margin, the rarer. ``tests/test_gate_null.py`` checks this by simulation for
+the paired t, the Wald and the Newcombe intervals. A rule that failed whenever the *point
+estimate* lies below ``-m`` would, at ``m = 0``, fail half of all identical releases: that
+is ``basis = "point"``, offered for teams that want the plain worst-slice rule of the seed
+("no named slice regresses by more than 0.15"), and labelled as such in every verdict.
+
+The same three-way structure applies to ``min_score`` (the candidate's slice rate or mean
+and its Wilson or t interval against the bar) and to ``[standardized] margin`` (the
+fixed-mix delta and its interval). ``min_cases`` makes a thin slice inconclusive, never a
+silent pass. ``max_cost_ratio`` compares the cost ratio with its bound (no interval).
+Critical cases pass when every scored attempt of the candidate passes (or ``K of N``); a
+single failure fails the gate and names the case.
+
+The verdict's ``outcome`` is fail if any rule fails, else inconclusive if any rule is,
+else pass. ``decision`` applies ``on_inconclusive`` (``fail`` / ``pass`` turn an
+inconclusive outcome into that decision; ``warn`` keeps it) and ``exit_code`` is 0 for a
+pass decision, 1 for fail, 3 for inconclusive.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from evaldelta.errors import PolicyError, UsageError
+from evaldelta.model import (
+    ALL_CASES,
+    ArmSlice,
+    Comparison,
+    CriticalCase,
+    MetricResult,
+    PairComparison,
+    SliceDelta,
+    SlicingResult,
+)
+from evaldelta.policy import CriticalRule, Policy, StandardizedRule
+from evaldelta.stats import ConfidenceInterval
+
+__all__ = [
+    "EXIT_CODES",
+    "FAIL",
+    "INCONCLUSIVE",
+    "PASS",
+    "RuleResult",
+    "Verdict",
+    "aggregate_only",
+    "evaluate",
+    "judge",
+]
+
+PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
+EXIT_CODES = {PASS: 0, FAIL: 1, INCONCLUSIVE: 3}
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    """One rule on one slice (or on the whole pair, or on one critical case).
+
+    ``estimate`` and ``ci`` are what was judged, ``bound`` what it was judged against
+    (``-margin`` for a regression rule, the bar for ``min_score``, the ratio bound, the case
+    count, or the K of a ``K of N`` requirement), ``n`` the cases (or scored attempts for a
+    critical case). ``leaning`` says which side an inconclusive point estimate falls on.
+    ``sentence`` explains the outcome in words; the renderers add the numbers.
+    """
+
+    rule: str
+    candidate: str
+    slice: str | None
+    outcome: str
+    basis: str
+    estimate: float | None
+    ci: ConfidenceInterval | None
+    bound: float | None
+    n: int | None
+    sentence: str
+    leaning: str | None = None
+    method: str | None = None
+    case_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The gate's result: every rule's outcome, the combined outcome, decision and exit code."""
+
+    outcome: str
+    decision: str
+    exit_code: int
+    on_inconclusive: str
+    basis: str
+    policy: str
+    metric: str
+    kind: str
+    by: str
+    baseline: str
+    candidates: tuple[str, ...]
+    confidence: float
+    rules: tuple[RuleResult, ...]
+
+    def count(self, outcome: str) -> int:
+        """How many rules had this outcome."""
+        return sum(1 for r in self.rules if r.outcome == outcome)
+
+
+def judge(
+    estimate: float, ci: ConfidenceInterval | None, bound: float, basis: str
+) -> tuple[str, str | None]:
+    """Judge ``estimate`` (with interval ``ci``) against ``bound``: higher is better.
+
+    ``basis="interval"``: pass when ``ci.low >= bound``, fail when ``ci.high < bound``,
+    otherwise inconclusive with a leaning (``"fail"`` when the estimate is below the bound).
+    ``basis="point"``: pass when ``estimate >= bound``, else fail. Undefined numbers give
+    inconclusive. Returns ``(outcome, leaning)``.
+    """
+    if not math.isfinite(estimate):
+        return INCONCLUSIVE, None
+    if basis == "point":
+        return (PASS if estimate >= bound else FAIL), None
+    if ci is None or not (math.isfinite(ci.low) and math.isfinite(ci.high)):
+        return INCONCLUSIVE, None
+    if ci.low >= bound:
+        return PASS, None
+    if ci.high < bound:
+        return FAIL, None
+    return INCONCLUSIVE, (FAIL if estimate < bound else PASS)
+
+
+def _bound_sentence(outcome: str, leaning: str | None, basis: str, what: str, bound: str) -> str:
+    """Words for a judged rule: ``what`` is the quantity, ``bound`` the bound's name."""
+    if basis == "point":
+        side = "at or above" if outcome == PASS else "below"
+        if outcome == INCONCLUSIVE:
+            return f"the {what} is undefined"
+        return f"the point estimate of the {what} is {side} {bound} (point basis: no interval)"
+    if outcome == PASS:
+        return f"the whole interval of the {what} lies at or above {bound}"
+    if outcome == FAIL:
+        return f"the whole interval of the {what} lies below {bound}"
+    if leaning is None:
+        return f"the interval of the {what} is undefined: the data cannot decide"
+    lean = (
+        "leaning fail: the point estimate is below"
+        if leaning == FAIL
+        else ("leaning pass: the point estimate is at or above")
+    )
+    return f"the interval of the {what} straddles {bound}: the data cannot decide ({lean} it)"
+
+
+def evaluate(
+    policy: Policy,
+    comparison: Comparison,
+    *,
+    metric: str | None = None,
+    by: str | None = None,
+    candidates: Sequence[str] | None = None,
+) -> Verdict:
+    """Apply ``policy`` to ``comparison`` and return the :class:`Verdict`.
+
+    ``metric`` (default: the policy's, else the comparison's first) and ``by`` (default:
+    the first slicing) choose what is gated; ``candidates`` limits the pairs (default: all).
+    Raises :class:`PolicyError`, located in the policy file, for a slice, metric, mix, cost
+    or critical evidence the comparison lacks.
+    """
+    result = _metric(policy, comparison, metric)
+    slicing = _slicing(result, by)
+    for name in policy.slices:
+        if name not in slicing.slices:
+            raise PolicyError(
+                f"slice {name!r} is not in the data (slices of {slicing.by!r}: "
+                f"{', '.join(slicing.slices)})",
+                policy.where("slices", name, value=name),
+            )
+    pairs = [p for p in slicing.pairs if candidates is None or p.candidate in candidates]
+    if candidates is not None:
+        for name in candidates:
+            if name not in {p.candidate for p in slicing.pairs}:
+                raise UsageError(f"candidate {name!r} is not in the comparison")
+    rules: list[RuleResult] = []
+    for pair in pairs:
+        rules.extend(_PairGate(policy, result, slicing, pair).rules())
+    outcome = (
+        FAIL
+        if any(r.outcome == FAIL for r in rules)
+        else INCONCLUSIVE
+        if any(r.outcome == INCONCLUSIVE for r in rules) or not rules
+        else PASS
+    )
+    decision = outcome
+    if outcome == INCONCLUSIVE and policy.on_inconclusive in (FAIL, PASS):
+        decision = policy.on_inconclusive
+    return Verdict(
+        outcome=outcome,
+        decision=decision,
+        exit_code=EXIT_CODES[decision],
+        on_inconclusive=policy.on_inconclusive,
+        basis=policy.basis,
+        policy=policy.path,
+        metric=result.metric,
+        kind=result.kind,
+        by=slicing.by,
+        baseline=comparison.baseline,
+        candidates=tuple(p.candidate for p in pairs),
+        confidence=comparison.confidence,
+        rules=tuple(rules),
+    )
+
+
+def _metric(policy: Policy, comparison: Comparison, metric: str | None) -> MetricResult:
+    name = metric or policy.metric or comparison.metrics[0].metric
+    for m in comparison.metrics:
+        if m.metric == name:
+            return m
+    have = ", ".join(m.metric for m in comparison.metrics)
+    if metric is None and policy.metric is not None:
+        raise PolicyError(
+            f"metric {name!r} is not in the comparison (metrics: {have})",
+            policy.where("metric", value=name),
+        )
+    raise UsageError(f"metric {name!r} is not in the comparison (metrics: {have})")
+
+
+def _slicing(result: MetricResult, by: str | None) -> SlicingResult:
+    if by is None:
+        return result.slicings[0]
+    for s in result.slicings:
+        if s.by == by:
+            return s
+    raise UsageError(f"slicing column {by!r} is not in the comparison")
+
+
+@dataclass(frozen=True)
+class _PairGate:
+    policy: Policy
+    result: MetricResult
+    slicing: SlicingResult
+    pair: PairComparison
+
+    def rules(self) -> list[RuleResult]:
+        out: list[RuleResult] = []
+        deltas = {d.slice: d for d in self.pair.slices}
+        arms = {a.slice: a for a in self.slicing.arms if a.arm == self.pair.candidate}
+        for name in self.slicing.slices:
+            rules = self.policy.rules_for(name)
+            delta = deltas.get(name)
+            if rules.min_cases is not None:
+                out.append(self._min_cases(name, rules.min_cases, delta, arms.get(name)))
+            if rules.max_regression is not None:
+                out.append(self._regression(name, rules.max_regression, delta))
+            if rules.min_score is not None:
+                out.append(self._min_score(name, rules.min_score, arms.get(name)))
+        if self.policy.standardized is not None:
+            out.append(self._standardized(self.policy.standardized))
+        if self.policy.max_cost_ratio is not None:
+            out.append(self._cost(self.policy.max_cost_ratio))
+        if self.policy.critical is not None:
+            out.extend(self._critical(self.policy.critical))
+        return out
+
+    def _rule(self, rule: str, slice_name: str | None, **fields: object) -> RuleResult:
+        return RuleResult(rule=rule, candidate=self.pair.candidate, slice=slice_name, **fields)  # type: ignore[arg-type]
+
+    def _min_cases(
+        self, name: str, need: int, delta: SliceDelta | None, arm: ArmSlice | None
+    ) -> RuleResult:
+        if delta is not None and delta.basis == "paired":
+            n, what = delta.n_pairs, "paired cases"
+        else:
+            n, what = (arm.scored_cases if arm else 0), "scored cases (no shared cases)"
+        ok = n >= need
+        sentence = (
+            f"enough {what} to judge the slice"
+            if ok
+            else f"too few {what} to judge the slice: inconclusive, never passed silently"
+        )
+        return self._rule(
+            "min_cases",
+            name,
+            outcome=PASS if ok else INCONCLUSIVE,
+            basis="count",
+            estimate=float(n),
+            ci=None,
+            bound=float(need),
+            n=n,
+            sentence=sentence,
+        )
+
+    def _regression(self, name: str, margin: float, delta: SliceDelta | None) -> RuleResult:
+        res = delta.main if delta is not None else None
+        if delta is None or res is None:
+            return self._rule(
+                "max_regression",
+                name,
+                outcome=INCONCLUSIVE,
+                basis=self.policy.basis,
+                estimate=None,
+                ci=None,
+                bound=-margin,
+                n=0,
+                sentence="no case of the slice was scored in both arms: no delta to judge",
+            )
+        outcome, leaning = judge(res.estimate, res.ci, -margin, self.policy.basis)
+        what = "paired delta" if delta.basis == "paired" else "unpaired delta (no shared cases)"
+        return self._rule(
+            "max_regression",
+            name,
+            outcome=outcome,
+            basis=self.policy.basis,
+            estimate=res.estimate,
+            ci=res.ci,
+            bound=-margin,
+            n=delta.n_pairs or None,
+            sentence=_bound_sentence(outcome, leaning, self.policy.basis, what, "-margin"),
+            leaning=leaning,
+            method=res.method,
+        )
+
+    def _min_score(self, name: str, bar: float, arm: ArmSlice | None) -> RuleResult:
+        noun = "rate" if self.result.kind == "binary" and not self.result.repeated else "mean"
+        if arm is None or arm.scored_cases == 0:
+            return self._rule(
+                "min_score",
+                name,
+                outcome=INCONCLUSIVE,
+                basis=self.policy.basis,
+                estimate=None,
+                ci=None,
+                bound=bar,
+                n=0,
+                sentence="the candidate has no scored case in the slice",
+            )
+        est = arm.estimate
+        outcome, leaning = judge(est.estimate, est.ci, bar, self.policy.basis)
+        return self._rule(
+            "min_score",
+            name,
+            outcome=outcome,
+            basis=self.policy.basis,
+            estimate=est.estimate,
+            ci=est.ci,
+            bound=bar,
+            n=arm.scored_cases,
+            sentence=_bound_sentence(
+                outcome, leaning, self.policy.basis, f"candidate's {noun}", "the bar"
+            ),
+            leaning=leaning,
+            method=est.method,
+        )
+
+    def _standardized(self, rule: StandardizedRule) -> RuleResult:
+        wanted = self.pair.standardized[0].mix if rule.mix == "chosen" else rule.mix
+        found = [s for s in self.pair.standardized if s.mix in (wanted, f"file:{wanted}")]
+        if not found:
+            have = ", ".join(s.mix for s in self.pair.standardized)
+            hint = " (give --traffic for the traffic mix)" if wanted == "traffic" else ""
+            raise PolicyError(
+                f"the comparison has no standardized result under mix {wanted!r}{hint}; "
+                f"it has: {have}",
+                self.policy.where("standardized", "mix", value=rule.mix),
+            )
+        std = found[0]
+        outcome, leaning = judge(std.delta.estimate, std.delta.ci, -rule.margin, self.policy.basis)
+        sentence = _bound_sentence(
+            outcome, leaning, self.policy.basis, f"fixed-mix delta ({std.mix} mix)", "-margin"
+        )
+        if std.dropped_slices:
+            sentence += f"; slices without evidence were dropped: {', '.join(std.dropped_slices)}"
+        return self._rule(
+            "standardized_margin",
+            ALL_CASES,
+            outcome=outcome,
+            basis=self.policy.basis,
+            estimate=std.delta.estimate,
+            ci=std.delta.ci,
+            bound=-rule.margin,
+            n=self.pair.shared_cases or None,
+            sentence=sentence,
+            leaning=leaning,
+            method=f"{std.delta.method}, {std.mix} mix",
+        )
+
+    def _cost(self, limit: float) -> RuleResult:
+        cost = self.pair.cost
+        if cost is None:
+            raise PolicyError(
+                "the data has no cost_usd column, so the cost ratio cannot be judged",
+                self.policy.where("max_cost_ratio", value=limit),
+            )
+        if not math.isfinite(cost.ratio):
+            outcome, sentence = INCONCLUSIVE, "the baseline's cost is zero: the ratio is undefined"
+        elif cost.ratio <= limit:
+            outcome, sentence = PASS, "candidate cost over baseline cost is within the bound"
+        else:
+            outcome, sentence = FAIL, "candidate cost over baseline cost exceeds the bound"
+        return self._rule(
+            "max_cost_ratio",
+            ALL_CASES,
+            outcome=outcome,
+            basis="ratio",
+            estimate=cost.ratio,
+            ci=None,
+            bound=limit,
+            n=None,
+            sentence=sentence,
+        )
+
+    def _critical(self, rule: CriticalRule) -> list[RuleResult]:
+        evidence = self.pair.critical
+        if evidence is None:
+            raise PolicyError(
+                "the comparison carries no critical-case evidence; compare with the policy's "
+                "critical selector (evaldelta gate and compare --policy do)",
+                self.policy.where("critical"),
+            )
+        if not evidence.cases:
+            return [
+                self._rule(
+                    "critical",
+                    None,
+                    outcome=PASS,
+                    basis="attempts",
+                    estimate=None,
+                    ci=None,
+                    bound=None,
+                    n=0,
+                    sentence=f"no case is selected as critical "
+                    f"({evidence.selector}), so there is nothing to require",
+                )
+            ]
+        return [self._critical_case(rule, case) for case in evidence.cases]
+
+    def _critical_case(self, rule: CriticalRule, case: CriticalCase) -> RuleResult:
+        passes, scored = case.candidate_passes, case.candidate_scored
+        failures = scored - passes
+        unscored = case.candidate_attempts - scored
+        if rule.require_k is None or rule.require_n is None:
+            need = "every attempt must pass"
+            if failures > 0:
+                outcome = FAIL
+                sentence = f"critical case failed in the candidate ({need})"
+            elif scored == 0:
+                outcome, sentence = INCONCLUSIVE, "the candidate has no scored attempt on it"
+            elif unscored > 0:
+                outcome = INCONCLUSIVE
+                sentence = "some of the candidate's attempts are unlabeled: cannot confirm all"
+            else:
+                outcome, sentence = PASS, "every attempt of the candidate passed"
+            bound = None
+        else:
+            k, n = rule.require_k, rule.require_n
+            if failures > n - k:
+                outcome = FAIL
+                sentence = f"critical case failed more often than {rule.require} allows"
+            elif passes >= k:
+                outcome, sentence = PASS, f"at least {k} attempts passed ({rule.require})"
+            else:
+                outcome = INCONCLUSIVE
+                sentence = f"too few scored attempts to reach {rule.require}"
+            bound = float(k)
+        return self._rule(
+            "critical",
+            case.slice,
+            outcome=outcome,
+            basis="attempts",
+            estimate=float(passes),
+            ci=None,
+            bound=bound,
+            n=scored,
+            sentence=sentence,
+            case_id=case.case_id,
+        )
+
+
+def aggregate_only(pair: PairComparison, margin: float) -> tuple[RuleResult, RuleResult]:
+    """The reviewer's aggregate-only checks of seed 004, for contrast with the gate.
+
+    First, "aggregate difference inside the confidence interval": the unpaired (Welch)
+    interval on all cases contains zero, or lies above ``-margin`` -> pass, else fail.
+    Second, the paired all-cases delta judged against ``-margin`` on the interval basis.
+    Neither looks at a slice: a catastrophic 3% slice can pass both.
+    """
+    out = []
+    welch = pair.overall.unpaired
+    if welch is None:
+        out.append(
+            RuleResult(
+                "aggregate_welch",
+                pair.candidate,
+                ALL_CASES,
+                INCONCLUSIVE,
+                "interval",
+                None,
+                None,
+                -margin,
+                None,
+                "no unpaired interval on all cases",
+            )
+        )
+    else:
+        inside = welch.ci.low <= 0.0 <= welch.ci.high or welch.ci.low >= -margin
+        sentence = (
+            "the aggregate difference is inside the confidence interval (it contains zero): "
+            "'equivalent within noise'"
+            if welch.ci.low <= 0.0 <= welch.ci.high
+            else "the whole aggregate interval lies above -margin"
+            if inside
+            else "the aggregate interval excludes zero and reaches below -margin"
+        )
+        out.append(
+            RuleResult(
+                "aggregate_welch",
+                pair.candidate,
+                ALL_CASES,
+                PASS if inside else FAIL,
+                "interval",
+                welch.estimate,
+                welch.ci,
+                -margin,
+                pair.overall.n_pairs or None,
+                sentence,
+                method=welch.method,
+            )
+        )
+    paired = pair.overall.paired
+    if paired is None:
+        outcome, leaning, est, ci, method = INCONCLUSIVE, None, None, None, None
+    else:
+        outcome, leaning = judge(paired.estimate, paired.ci, -margin, "interval")
+        est, ci, method = paired.estimate, paired.ci, paired.method
+    out.append(
+        RuleResult(
+            "aggregate_paired",
+            pair.candidate,
+            ALL_CASES,
+            outcome,
+            "interval",
+            est,
+            ci,
+            -margin,
+            pair.overall.n_pairs or None,
+            _bound_sentence(outcome, leaning, "interval", "paired all-cases delta", "-margin"),
+            leaning=leaning,
+            method=method,
+        )
+    )
+    return out[0], out[1]

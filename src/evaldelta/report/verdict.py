@@ -1,0 +1,177 @@
+"""Render a gate :class:`~evaldelta.gate.Verdict` as text, Markdown (a PR comment) or JSON.
+
+Every rule is listed with its outcome and the numbers behind it, failures first. Deltas of
+pass/fail metrics are in percentage points; rates and means with three decimals.
+"""
+
+from __future__ import annotations
+
+import json as _json
+from typing import Any
+
+from evaldelta.gate import FAIL, INCONCLUSIVE, PASS, RuleResult, Verdict
+from evaldelta.model import Comparison, to_jsonable
+from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_pct
+
+__all__ = [
+    "render_verdict_json",
+    "render_verdict_markdown",
+    "render_verdict_text",
+    "verdict_jsonable",
+]
+
+_ORDER = {FAIL: 0, INCONCLUSIVE: 1, PASS: 2}
+_DELTA_RULES = ("max_regression", "standardized_margin", "aggregate_welch", "aggregate_paired")
+_BADGE = {PASS: "✅ PASS", FAIL: "❌ FAIL", INCONCLUSIVE: "⚠️ INCONCLUSIVE"}
+
+
+def _sorted(verdict: Verdict) -> list[RuleResult]:
+    return sorted(verdict.rules, key=lambda r: _ORDER.get(r.outcome, 3))
+
+
+def rule_numbers(rule: RuleResult, binary: bool) -> tuple[str, str, str, str]:
+    """The estimate, interval, bound and n of a rule, formatted for its kind."""
+    n = "" if rule.n is None else str(rule.n)
+    if rule.rule in _DELTA_RULES:
+        ci = fmt_ci(rule.ci.low, rule.ci.high, binary) if rule.ci is not None else ""
+        return fmt_delta(rule.estimate, binary), ci, fmt_delta(rule.bound, binary), n
+    if rule.rule == "min_score":
+        ci = f"[{fmt(rule.ci.low)}, {fmt(rule.ci.high)}]" if rule.ci is not None else ""
+        return fmt(rule.estimate), ci, fmt(rule.bound), n
+    if rule.rule == "min_cases":
+        return n, "", f">= {fmt(rule.bound, 0)}", n
+    if rule.rule == "max_cost_ratio":
+        return fmt(rule.estimate, 2), "", f"<= {fmt(rule.bound, 2)}", n
+    if rule.rule == "critical":
+        if rule.case_id is None:
+            return "", "", "", n
+        passes = "" if rule.estimate is None else f"{fmt(rule.estimate, 0)}/{n} passed"
+        need = "all" if rule.bound is None else f">= {fmt(rule.bound, 0)} passes"
+        return passes, "", need, n
+    return fmt(rule.estimate), "", fmt(rule.bound), n
+
+
+def _where(rule: RuleResult) -> str:
+    if rule.case_id is not None:
+        return f"case {rule.case_id} ({rule.slice})"
+    return rule.slice or ""
+
+
+def _outcome_word(rule: RuleResult) -> str:
+    word = rule.outcome.upper()
+    if rule.outcome == INCONCLUSIVE and rule.leaning is not None:
+        word += f" (leaning {rule.leaning})"
+    return word
+
+
+def _headline(verdict: Verdict) -> str:
+    counts = ", ".join(
+        f"{verdict.count(o)} {o}" for o in (FAIL, INCONCLUSIVE, PASS) if verdict.count(o)
+    )
+    head = f"Verdict: {verdict.decision.upper()} (exit {verdict.exit_code})"
+    if verdict.decision != verdict.outcome:
+        head += f": the outcome is {verdict.outcome}, mapped by on_inconclusive = "
+        head += f"{verdict.on_inconclusive!r}"
+    return f"{head}. Rules: {counts or 'none'}."
+
+
+def _failures(verdict: Verdict) -> list[str]:
+    out = []
+    for r in _sorted(verdict):
+        if r.outcome != FAIL:
+            continue
+        where = _where(r)
+        out.append(f"{r.candidate}: {r.rule} fails on {where}" if where else r.rule)
+    return out
+
+
+def _basis_note(verdict: Verdict) -> str:
+    conf = fmt_pct(verdict.confidence)
+    if verdict.basis == "point":
+        return (
+            "Basis: point estimates (the seed's plain rule; no interval, so identical releases "
+            "can fail by chance)."
+        )
+    return (
+        f"Basis: {conf} intervals. A rule passes when the whole interval clears its bound, "
+        "fails only when the whole interval misses it, and is inconclusive in between."
+    )
+
+
+def render_verdict_text(verdict: Verdict) -> str:
+    """Plain text: headline, what failed, then every rule with its numbers and reason."""
+    binary = verdict.kind == "binary"
+    out = [
+        f"evaldelta gate · policy {verdict.policy} · {', '.join(verdict.candidates)} vs "
+        f"{verdict.baseline} · metric {verdict.metric} ({verdict.kind}) · by {verdict.by}",
+        _headline(verdict),
+    ]
+    fails = _failures(verdict)
+    if fails:
+        out.append("Fails: " + "; ".join(fails) + ".")
+    out.append(_basis_note(verdict))
+    out.append("")
+    head = ("outcome", "rule", "candidate", "slice / case", "estimate", "interval", "bound", "n")
+    rows = [head]
+    reasons = []
+    for r in _sorted(verdict):
+        est, ci, bound, n = rule_numbers(r, binary)
+        rows.append((_outcome_word(r), r.rule, r.candidate, _where(r), est, ci, bound, n))
+        reasons.append(r.sentence)
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    for index, row in enumerate(rows):
+        line = "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        if index > 0:
+            line += f"  {reasons[index - 1]}"
+        else:
+            line += "  why"
+        out.append("  " + line)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def render_verdict_markdown(verdict: Verdict) -> str:
+    """Markdown for a pull-request comment: badge, failures, then a table of every rule."""
+    binary = verdict.kind == "binary"
+    out = [
+        f"### evaldelta gate: {_BADGE[verdict.decision]}",
+        "",
+        f"`{', '.join(verdict.candidates)}` vs `{verdict.baseline}` · metric "
+        f"`{verdict.metric}` ({verdict.kind}) · by `{verdict.by}` · policy `{verdict.policy}`",
+        "",
+        _headline(verdict),
+        "",
+    ]
+    fails = _failures(verdict)
+    if fails:
+        out.extend(f"- **{f}**" for f in fails)
+        out.append("")
+    out.append(
+        "| outcome | rule | candidate | slice / case | estimate | interval | bound | n | why |"
+    )
+    out.append("|---|---|---|---|---:|---|---:|---:|---|")
+    for r in _sorted(verdict):
+        est, ci, bound, n = rule_numbers(r, binary)
+        word = _outcome_word(r)
+        word = f"**{word}**" if r.outcome == FAIL else word
+        out.append(
+            f"| {word} | {r.rule} | {r.candidate} | {_where(r)} | {est} | {ci} | {bound} | "
+            f"{n} | {r.sentence} |"
+        )
+    out.append("")
+    out.append(f"_{_basis_note(verdict)}_")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def verdict_jsonable(verdict: Verdict) -> dict[str, Any]:
+    """The whole verdict as JSON-ready values (undefined numbers become null)."""
+    out: dict[str, Any] = to_jsonable(verdict)
+    out["counts"] = {o: verdict.count(o) for o in (PASS, FAIL, INCONCLUSIVE)}
+    return out
+
+
+def render_verdict_json(verdict: Verdict, comparison: Comparison | None = None) -> str:
+    """The verdict as JSON; with ``comparison``, ``{"comparison": ..., "verdict": ...}``."""
+    doc: dict[str, Any] = verdict_jsonable(verdict)
+    if comparison is not None:
+        doc = {"comparison": to_jsonable(comparison), "verdict": doc}
+    return _json.dumps(doc, indent=2, allow_nan=False) + "\n"
