@@ -5,78 +5,32 @@ This is the library's main entry point: ``compare(["runs.parquet"], baseline="v1
 
 from __future__ import annotations
 
-import math
-import warnings
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from scipy.stats import norm
-
-from evaldelta import __version__, stats
+from evaldelta import __version__
+from evaldelta._slicing import Notes, SlicingBuilder
 from evaldelta.engine import (
-    ALL,
-    ArmSliceStats,
-    CaseTable,
     CriticalSelector,
-    CriticalStats,
-    PairSliceStats,
     Source,
     TableSet,
     build_case_table,
     critical_stats,
-    list_cases,
     read_sources,
     reduce_arm_slices,
-    reduce_pair_slices,
     validate,
 )
 from evaldelta.engine._mix import read_mix
 from evaldelta.errors import UsageError
 from evaldelta.model import (
-    ALL_CASES,
     SCHEMA_VERSION,
-    ArmSlice,
-    CaseRef,
     Comparison,
-    Cost,
-    CriticalCase,
-    CriticalEvidence,
     MetricResult,
-    MovedCase,
-    PairComparison,
-    Pooled,
-    SliceDelta,
-    SlicingResult,
-    Standardized,
-    TwoByTwo,
 )
 
 __all__ = ["compare"]
 
 INTERVALS = ("newcombe", "wald")
-
-
-@dataclass
-class _Notes:
-    """Degenerate-data warnings from the statistics, kept as notes in the artifact."""
-
-    items: list[str] = field(default_factory=list)
-
-    @contextmanager
-    def capture(self, context: str) -> Iterator[None]:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            yield
-        for w in caught:
-            if issubclass(w.category, stats.DegenerateDataWarning):
-                note = f"{context}: {w.message}"
-                if note not in self.items:
-                    self.items.append(note)
-            else:
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 def _sources(files: Sequence[Source | str | Path]) -> list[Source]:
@@ -157,7 +111,7 @@ def compare(
     primary_slices = _slice_names(tables, arms, by[0])
     mix_name, mix_weights = _chosen_mix(mix, primary_slices)
     traffic_weights = read_mix(Path(traffic), set(primary_slices)) if traffic else None
-    notes = _Notes()
+    notes = Notes()
     results = []
     for metric in metrics:
         cases = build_case_table(tables, arms, metric)
@@ -168,7 +122,7 @@ def compare(
         for index, column in enumerate(by):
             arm_stats = reduce_arm_slices(cases, column)
             repeated = repeated or any(a.max_scored_per_case > 1 for a in arm_stats)
-            slicing = _SlicingBuilder(
+            slicing = SlicingBuilder(
                 cases=cases,
                 by=column,
                 arm_stats=arm_stats,
@@ -234,346 +188,3 @@ def _is_binary(tables: TableSet, arms: tuple[str, ...], metric: str) -> bool:
     col = t[f"m_{metric}"]
     other = (col.notnull() & ~col.isin([0.0, 1.0])).sum()
     return bool(t.aggregate(k=other).to_pyarrow().to_pylist()[0]["k"] == 0)
-
-
-@dataclass
-class _SlicingBuilder:
-    cases: CaseTable
-    by: str
-    arm_stats: list[ArmSliceStats]
-    binary_single: bool
-    confidence: float
-    interval: str
-    mix_name: str
-    mix_weights: dict[str, float] | None
-    traffic: dict[str, float] | None
-    list_limit: int | None
-    notes: _Notes
-    critical: tuple[list[CriticalStats], float] | None = None
-    critical_selector: str = ""
-
-    def build(self) -> SlicingResult:
-        slices = tuple(sorted({a.slice for a in self.arm_stats if a.slice != ALL}))
-        weights = self.mix_weights if self.mix_weights is not None else self._actual_weights()
-        traffic_share = _normalize(self.traffic) if self.traffic else None
-        arms = tuple(self._arm_slice(a, traffic_share) for a in self.arm_stats)
-        pairs = tuple(self._pair(j, weights, traffic_share) for j in range(1, len(self.cases.arms)))
-        return SlicingResult(by=self.by, slices=slices, arms=arms, pairs=pairs)
-
-    # -- per arm --------------------------------------------------------------------------
-    def _actual_weights(self) -> dict[str, float]:
-        """The eval set's own slice mix: scored cases of all compared arms together."""
-        out: dict[str, float] = {}
-        for a in self.arm_stats:
-            if a.slice != ALL:
-                out[a.slice] = out.get(a.slice, 0.0) + a.scores.n
-        return out
-
-    def _estimate(self, a: ArmSliceStats) -> stats.Estimate:
-        if self.binary_single:
-            return stats.proportion(round(a.scores.total), a.scores.n, self.confidence)
-        return stats.mean_t(a.scores.n, a.scores.mean, a.scores.sd, self.confidence)
-
-    def _arm_slice(self, a: ArmSliceStats, traffic: dict[str, float] | None) -> ArmSlice:
-        label = ALL_CASES if a.slice == ALL else a.slice
-        with self.notes.capture(f"{self.cases.metric}, arm {a.arm}, slice {label}"):
-            est = self._estimate(a)
-            cse, cci = self._clustered(a.clusters, a.scores.sumsq, est.estimate)
-        return ArmSlice(
-            arm=a.arm,
-            slice=label,
-            cases=a.cases,
-            attempts=a.attempts,
-            reviewed=a.reviewed,
-            unlabeled=a.unlabeled,
-            scored_cases=a.scores.n,
-            estimate=est,
-            sd=a.scores.sd,
-            attempt_mean=a.attempt_mean,
-            traffic_share=(traffic.get(a.slice) if traffic and a.slice != ALL else None),
-            cost_usd=a.cost_usd,
-            clustered_se=cse,
-            clustered_ci=cci,
-        )
-
-    def _clustered(
-        self, clusters: tuple[tuple[int, float], ...] | None, sumsq: float, estimate: float
-    ) -> tuple[float | None, stats.ConfidenceInterval | None]:
-        if not clusters:
-            return None, None
-        se = stats.clustered_se_from_summary(
-            [c[0] for c in clusters], [c[1] for c in clusters], sumsq
-        )
-        z = float(norm.ppf(0.5 + self.confidence / 2))
-        return se, stats.ConfidenceInterval(estimate - z * se, estimate + z * se)
-
-    # -- per pair -------------------------------------------------------------------------
-    def _pair(
-        self, j: int, weights: dict[str, float], traffic: dict[str, float] | None
-    ) -> PairComparison:
-        base, cand = self.cases.arms[0], self.cases.arms[j]
-        by_arm = {(a.arm, a.slice): a for a in self.arm_stats}
-        pair_stats = reduce_pair_slices(self.cases, self.by, j)
-        norm_w = _normalize(weights)
-        deltas: list[SliceDelta] = []
-        overall: SliceDelta | None = None
-        for p in pair_stats:
-            delta = self._slice_delta(
-                p, by_arm[(base, p.slice)], by_arm[(cand, p.slice)], norm_w, traffic
-            )
-            if p.slice == ALL:
-                overall = delta
-            else:
-                deltas.append(delta)
-        assert overall is not None
-        deltas = _with_holm(deltas)
-        paired_available = overall.n_pairs > 0
-        mixes = [(self.mix_name, weights)]
-        if self.traffic:
-            mixes.append(("traffic", self.traffic))
-        standardized = tuple(
-            self._standardize(name, w, base, cand, by_arm, deltas, paired_available)
-            for name, w in mixes
-        )
-        b_all, c_all = by_arm[(base, ALL)], by_arm[(cand, ALL)]
-        with self.notes.capture(f"{self.cases.metric}, {cand} vs {base}, mix check"):
-            simpson = self._simpson(base, cand, by_arm, mixes[-1][1])
-        listing = list_cases(self.cases, self.by, j, limit=self.list_limit)
-        return PairComparison(
-            baseline=base,
-            candidate=cand,
-            shared_cases=overall.n_pairs,
-            paired_available=paired_available,
-            overall=overall,
-            slices=tuple(deltas),
-            standardized=standardized,
-            pooled=Pooled(
-                baseline=b_all.scores.mean,
-                candidate=c_all.scores.mean,
-                delta=c_all.scores.mean - b_all.scores.mean,
-                baseline_attempt_mean=b_all.attempt_mean,
-                candidate_attempt_mean=c_all.attempt_mean,
-            ),
-            simpson=simpson,
-            only_in_baseline=tuple(
-                CaseRef(str(r["case_id"]), str(r["slice"])) for r in listing["only_in_baseline"]
-            ),
-            only_in_candidate=tuple(
-                CaseRef(str(r["case_id"]), str(r["slice"])) for r in listing["only_in_candidate"]
-            ),
-            discordant_total=pair_stats[-1].nonzero,
-            discordant=tuple(
-                MovedCase(
-                    str(r["case_id"]),
-                    str(r["slice"]),
-                    float(r["baseline"]),
-                    float(r["candidate"]),
-                    float(r["delta"]),
-                )
-                for r in listing["discordant"]
-            ),
-            cost=_cost(b_all, c_all),
-            critical=self._critical(base, cand),
-        )
-
-    def _critical(self, base: str, cand: str) -> CriticalEvidence | None:
-        """Pair the critical cases' per-arm counts (an arm with no row counts zero)."""
-        if self.critical is None:
-            return None
-        rows, threshold = self.critical
-        per: dict[str, dict[str, CriticalStats]] = {}
-        for r in rows:
-            per.setdefault(r.case_id, {})[r.arm] = r
-        cases = []
-        for case_id, arms in per.items():
-            b, c = arms.get(base), arms.get(cand)
-            any_row = next(iter(arms.values()))
-            cases.append(
-                CriticalCase(
-                    case_id=case_id,
-                    slice=any_row.slices[self.by],
-                    flagged_by=tuple(sorted({f for a in arms.values() for f in a.flagged_by})),
-                    baseline_attempts=b.attempts if b else 0,
-                    baseline_scored=b.scored if b else 0,
-                    baseline_passes=b.passes if b else 0,
-                    candidate_attempts=c.attempts if c else 0,
-                    candidate_scored=c.scored if c else 0,
-                    candidate_passes=c.passes if c else 0,
-                )
-            )
-        return CriticalEvidence(self.critical_selector, threshold, tuple(cases))
-
-    def _slice_delta(
-        self,
-        p: PairSliceStats,
-        b: ArmSliceStats,
-        c: ArmSliceStats,
-        weights: dict[str, float],
-        traffic: dict[str, float] | None,
-    ) -> SliceDelta:
-        label = ALL_CASES if p.slice == ALL else p.slice
-        paired: stats.PairedResult | None = None
-        unpaired: stats.UnpairedResult | None = None
-        table = None
-        cse = cci = None
-        with self.notes.capture(f"{self.cases.metric}, {p.candidate} vs {p.baseline}, {label}"):
-            if p.delta.n > 0:
-                basis = "paired"
-                if self.binary_single:
-                    table = TwoByTwo(p.both_pass, p.only_baseline, p.only_candidate, p.both_fail)
-                    paired = stats.paired_proportions(
-                        p.both_pass,
-                        p.only_baseline,
-                        p.only_candidate,
-                        p.both_fail,
-                        confidence=self.confidence,
-                        interval=self.interval,
-                    )
-                else:
-                    paired = stats.paired_means_from_summary(
-                        p.delta.n,
-                        p.delta.mean,
-                        p.delta.sd,
-                        confidence=self.confidence,
-                        informative=p.nonzero,
-                    )
-                unpaired = self._welch(p.base, p.cand)
-                bm, cm = p.base.mean, p.cand.mean
-                cse, cci = self._clustered(p.clusters, p.delta.sumsq, paired.estimate)
-            elif b.scores.n > 0 and c.scores.n > 0:
-                basis = "unpaired"
-                if self.binary_single:
-                    unpaired = stats.newcombe_unpaired(
-                        round(b.scores.total),
-                        b.scores.n,
-                        round(c.scores.total),
-                        c.scores.n,
-                        confidence=self.confidence,
-                    )
-                else:
-                    unpaired = self._welch(b.scores, c.scores)
-                bm, cm = b.scores.mean, c.scores.mean
-            else:
-                basis, bm, cm = "none", b.scores.mean, c.scores.mean
-        n_pairs = p.delta.n
-        return SliceDelta(
-            slice=label,
-            basis=basis,
-            n_pairs=n_pairs,
-            baseline_mean=bm,
-            candidate_mean=cm,
-            paired=paired,
-            unpaired=unpaired,
-            pvalue_holm=None,
-            table=table,
-            informative=p.nonzero if n_pairs else None,
-            informative_share=p.nonzero / n_pairs if n_pairs else None,
-            only_in_baseline=p.only_in_baseline,
-            only_in_candidate=p.only_in_candidate,
-            unscored_in_one=p.unscored_in_one,
-            weight=weights.get(p.slice) if p.slice != ALL else None,
-            traffic_share=(traffic.get(p.slice) if traffic and p.slice != ALL else None),
-            clustered_se=cse,
-            clustered_ci=cci,
-        )
-
-    def _welch(self, b: Any, c: Any) -> stats.UnpairedResult:
-        return stats.welch(b.mean, b.sd, b.n, c.mean, c.sd, c.n, confidence=self.confidence)
-
-    def _standardize(
-        self,
-        name: str,
-        weights: dict[str, float],
-        base: str,
-        cand: str,
-        by_arm: dict[tuple[str, str], ArmSliceStats],
-        deltas: list[SliceDelta],
-        paired: bool,
-    ) -> Standardized:
-        common = [
-            s
-            for s in weights
-            if (base, s) in by_arm
-            and (cand, s) in by_arm
-            and by_arm[(base, s)].scores.n > 0
-            and by_arm[(cand, s)].scores.n > 0
-        ]
-        per_arm = {}
-        with self.notes.capture(f"{self.cases.metric}, {cand} vs {base}, {name} mix"):
-            for arm in (base, cand):
-                ests = {s: self._estimate(by_arm[(arm, s)]) for s in common}
-                per_arm[arm] = stats.fixed_mix(
-                    {s: e.estimate for s, e in ests.items()},
-                    {s: e.se for s, e in ests.items()},
-                    weights,
-                    confidence=self.confidence,
-                )
-            usable = [d for d in deltas if d.slice in common and d.main is not None]
-            if paired:
-                usable = [d for d in usable if d.paired is not None]
-            delta = stats.fixed_mix(
-                {d.slice: d.main.estimate for d in usable if d.main is not None},
-                {d.slice: d.main.se for d in usable if d.main is not None},
-                weights,
-                confidence=self.confidence,
-            )
-        return Standardized(
-            mix=name,
-            weights=dict(delta.weights) if delta.weights else _normalize(weights),
-            per_arm=per_arm,
-            delta=delta,
-            delta_basis="paired" if paired else "unpaired",
-            dropped_slices=delta.dropped_slices,
-            dropped_weight=delta.dropped_weight,
-        )
-
-    def _simpson(
-        self,
-        base: str,
-        cand: str,
-        by_arm: dict[tuple[str, str], ArmSliceStats],
-        weights: dict[str, float],
-    ) -> stats.SimpsonResult | None:
-        counts: dict[str, dict[str, tuple[float, int]]] = {base: {}, cand: {}}
-        for (arm, s), a in by_arm.items():
-            if s != ALL and arm in counts and a.scores.n > 0:
-                counts[arm][s] = (a.scores.total, a.scores.n)
-        if not counts[base] or not counts[cand]:
-            return None
-        return stats.simpson_check(
-            counts, base, cand, weights=weights, graded=not self.binary_single
-        )
-
-
-def _with_holm(deltas: list[SliceDelta]) -> list[SliceDelta]:
-    pvalues = [d.main.pvalue if d.main is not None else math.nan for d in deltas]
-    adjusted = stats.holm(pvalues) if pvalues else ()
-    out = []
-    for d, adj in zip(deltas, adjusted, strict=True):
-        out.append(_replace(d, pvalue_holm=None if math.isnan(adj) else adj))
-    return out
-
-
-def _replace(d: SliceDelta, **changes: Any) -> SliceDelta:
-    import dataclasses
-
-    return dataclasses.replace(d, **changes)
-
-
-def _normalize(weights: dict[str, float] | None) -> dict[str, float]:
-    if not weights:
-        return {}
-    total = sum(weights.values())
-    return {k: v / total for k, v in weights.items()} if total > 0 else {}
-
-
-def _cost(b: ArmSliceStats, c: ArmSliceStats) -> Cost | None:
-    if b.cost_usd is None or c.cost_usd is None:
-        return None
-    return Cost(
-        baseline_usd=b.cost_usd,
-        candidate_usd=c.cost_usd,
-        baseline_per_case=b.cost_usd / b.cases if b.cases else math.nan,
-        candidate_per_case=c.cost_usd / c.cases if c.cases else math.nan,
-        ratio=c.cost_usd / b.cost_usd if b.cost_usd else math.nan,
-    )
