@@ -18,6 +18,7 @@ from evaldelta.engine import (
     critical_stats,
     read_sources,
     reduce_arm_slices,
+    slice_weight_totals,
     validate,
 )
 from evaldelta.engine._mix import read_mix
@@ -87,7 +88,9 @@ def compare(
 
     ``files`` are CSV, JSONL or Parquet in the long row format (a :class:`Source` names the
     arm of a file without an ``arm`` column). ``mix`` is ``actual``, ``equal`` or a mix file;
-    ``traffic`` an optional traffic file whose weights give a second standardized result.
+    ``traffic`` an optional traffic file whose weights give a second standardized result;
+    without one, a ``sample_weight`` column (written by ``evaldelta sample``) gives the
+    traffic mix: each slice's sum of weights estimates its traffic (Horvitz-Thompson).
     ``critical`` selects critical cases (ids, a flag column, a tag): each pair then carries
     their attempts and passes (:class:`~evaldelta.model.CriticalEvidence`) for the gate.
     """
@@ -111,10 +114,14 @@ def compare(
     primary_slices = _slice_names(tables, arms, by[0])
     mix_name, mix_weights = _chosen_mix(mix, primary_slices)
     traffic_weights = read_mix(Path(traffic), set(primary_slices)) if traffic else None
+    traffic_label = str(traffic) if traffic else None
     notes = Notes()
     results = []
     for metric in metrics:
         cases = build_case_table(tables, arms, metric)
+        if traffic_weights is None and tables.has_weight:
+            traffic_weights = slice_weight_totals(cases, by[0]) or None
+            traffic_label = "sample_weight" if traffic_weights else None
         binary = _is_binary(tables, arms, metric)
         crit = critical_stats(tables, arms, metric, critical, binary) if critical else None
         slicings = []
@@ -157,7 +164,7 @@ def compare(
         confidence=confidence,
         interval=interval,
         mix=mix_name,
-        traffic=str(traffic) if traffic else None,
+        traffic=traffic_label,
         metrics=tuple(results),
         notes=tuple(notes.items),
     )

@@ -17,6 +17,7 @@ from evaldelta.engine._reduce import (
     list_cases,
     reduce_arm_slices,
     reduce_pair_slices,
+    slice_weight_totals,
 )
 from evaldelta.engine._validate import validate
 
@@ -37,5 +38,6 @@ __all__ = [
     "reduce_arm_slices",
     "reduce_critical",
     "reduce_pair_slices",
+    "slice_weight_totals",
     "validate",
 ]

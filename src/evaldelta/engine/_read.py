@@ -76,6 +76,7 @@ class TableSet:
     has_cluster: bool
     has_cost: bool
     critical_flags: tuple[str, ...] = ()  # "column" / "tag": flag columns that were projected
+    has_weight: bool = False  # a sample_weight column (written by `evaldelta sample`)
 
 
 def connect() -> Any:
@@ -185,9 +186,12 @@ def read_sources(
         flags["column"] = critical_column
     if critical_tag is not None and any("tags" in t.columns for t in scanned):
         flags["tag"] = critical_tag
+    has_weight = any("sample_weight" in t.columns for t in scanned)
     projected = []
     for index, (source, table) in enumerate(zip(sources, scanned, strict=True)):
         extra = _critical_flags(table, flags)
+        if has_weight:
+            extra.update(_weight_columns(table))
         projected.append(
             _project(index, source, table, slice_columns, metrics, has_cluster, has_cost, extra)
         )
@@ -201,7 +205,21 @@ def read_sources(
         has_cluster=has_cluster,
         has_cost=has_cost,
         critical_flags=tuple(flags),
+        has_weight=has_weight,
     )
+
+
+def _weight_columns(table: ir.Table) -> dict[str, ir.Value]:
+    """``sample_weight`` as a float (null where a source lacks it) and its raw text."""
+    if "sample_weight" not in table.columns:
+        return {"sample_weight": ibis.null("float64"), "_raw_sample_weight": ibis.null("string")}
+    col = table.sample_weight
+    value = (
+        col.cast("float64")
+        if col.type().is_numeric()
+        else _as_text(col).strip().try_cast("float64")
+    )
+    return {"sample_weight": value, "_raw_sample_weight": _as_text(col)}
 
 
 def _critical_flags(table: ir.Table, flags: dict[str, str]) -> dict[str, ir.Value]:

@@ -28,6 +28,7 @@ __all__ = [
     "build_case_table",
     "reduce_arm_slices",
     "reduce_pair_slices",
+    "slice_weight_totals",
 ]
 
 ALL = "__all__"
@@ -132,6 +133,8 @@ def build_case_table(tables: TableSet, arms: tuple[str, ...], metric: str) -> Ca
         aggs[f"s_{name}_max"] = col.max()
     if tables.has_cluster:
         aggs["cluster"] = t.cluster.min()
+    if tables.has_weight:
+        aggs["sw"] = t.sample_weight.max()
     aggs["_src"] = t._src.min()
     for i, arm in enumerate(arms):
         is_arm = t.arm == arm
@@ -201,6 +204,18 @@ def _check_duplicates(tables: TableSet, table: ir.Table, arms: tuple[str, ...]) 
             f"{hit['repeat']} appears {hit['k']} times (give each attempt its own repeat)",
             where,
         )
+
+
+def slice_weight_totals(cases: CaseTable, by: str) -> dict[str, float]:
+    """Estimated traffic per slice: the sum over cases of ``sample_weight`` (N_k / n_k).
+
+    Horvitz & Thompson (1952): summing inverse inclusion probabilities over a stratified
+    sample estimates each stratum's population size, so the shares are the traffic mix the
+    sample was drawn from. Cases without a weight contribute nothing.
+    """
+    w = cases.table
+    rows = _rows(w.group_by(slice=w[f"s_{by}"]).aggregate(total=w.sw.sum()))
+    return {str(r["slice"]): float(r["total"]) for r in rows if r["total"]}
 
 
 def _moments(n: Any, total: Any, sumsq: Any) -> Moments:

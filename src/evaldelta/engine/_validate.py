@@ -45,6 +45,13 @@ def validate(tables: TableSet, scale: tuple[float, float] | None = None) -> None
         aggs[f"inf_{m}"] = (col.notnull() & (col.isinf() | col.isnan())).sum()
         if scale is not None:
             aggs[f"out_{m}"] = (col.notnull() & ((col < scale[0]) | (col > scale[1]))).sum()
+    if tables.has_weight:
+        w = t.sample_weight
+        raw = t._raw_sample_weight
+        bad = (raw.notnull() & (raw.strip() != "") & w.isnull()) | (
+            w.notnull() & (w.isnan() | w.isinf() | (w <= 0))
+        )
+        aggs["bad_weight"] = bad.sum()
     grouped = t.group_by("_src").aggregate(**aggs)
     per_source = {int(str(r["_src"])): r for r in _rows(grouped)}
     for index, source in enumerate(tables.sources):
@@ -75,6 +82,15 @@ def _check_source(
         bad = t._raw_repeat.notnull() & (t._raw_repeat.strip() != "")
         bad = bad & t._raw_repeat.strip().try_cast("int64").isnull()
         raise BadValueError("repeat is not an integer", _first(tables, index, bad, "repeat"))
+    if stats.get("bad_weight"):
+        w, raw = t.sample_weight, t._raw_sample_weight
+        bad = (raw.notnull() & (raw.strip() != "") & w.isnull()) | (
+            w.notnull() & (w.isnan() | w.isinf() | (w <= 0))
+        )
+        raise BadValueError(
+            "sample_weight must be a finite number > 0 (an inverse sampling probability)",
+            _first(tables, index, bad, "sample_weight"),
+        )
     for m in tables.metrics:
         if stats[f"bad_{m}"]:
             raise BadValueError(
