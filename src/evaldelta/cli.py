@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
+from evaldelta._progress import working
 from evaldelta.errors import EvaldeltaError, UsageError
 
 __all__ = ["app", "main"]
@@ -146,7 +147,8 @@ def compare_cmd(
     if policy is not None:
         _compare_and_gate(sources, policy, metric, format, output, options)
         return
-    result = compare(sources, metrics=tuple(metric or ("score",)), **options)
+    with working("evaldelta: reading rows and reducing them in DuckDB..."):
+        result = compare(sources, metrics=tuple(metric or ("score",)), **options)
     renderers = {
         Format.text: render_text,
         Format.json: render_json,

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
+from evaldelta._progress import working
 from evaldelta.model import Comparison
 
 __all__ = ["GateFormat", "compare_with_policy", "register"]
@@ -48,9 +49,10 @@ def compare_with_policy(
     if policy.metric is not None and policy.metric not in wanted:
         wanted.append(policy.metric)
     try:
-        result = compare(
-            sources, metrics=tuple(wanted), critical=critical_selector(policy), **options
-        )
+        with working("evaldelta: comparing the arms for the gate..."):
+            result = compare(
+                sources, metrics=tuple(wanted), critical=critical_selector(policy), **options
+            )
     except MissingColumnError as exc:
         if policy.metric is None or exc.location is None or exc.location.field != policy.metric:
             raise

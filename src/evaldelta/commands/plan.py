@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from evaldelta._progress import working
 from evaldelta.errors import UsageError
 
 __all__ = ["register"]
@@ -203,18 +204,19 @@ def sample_cmd(
     from evaldelta.report.plan import render_sample_json, render_sample_text
     from evaldelta.sample import parse_band, sample
 
-    result = sample(
-        traffic,
-        output,
-        by=by,
-        floor=floor,
-        total=total,
-        seed=seed,
-        id_column=id_column,
-        bands=[parse_band(b) for b in band or []],
-        since=since,
-        time_column=time_column,
-    )
+    with working("evaldelta: sampling the traffic log in DuckDB..."):
+        result = sample(
+            traffic,
+            output,
+            by=by,
+            floor=floor,
+            total=total,
+            seed=seed,
+            id_column=id_column,
+            bands=[parse_band(b) for b in band or []],
+            since=since,
+            time_column=time_column,
+        )
     render = render_sample_json if format is SampleFormat.json else render_sample_text
     sys.stdout.write(render(result))
 
