@@ -243,6 +243,67 @@ def test_seed004_slices(wide004: pd.DataFrame) -> None:
     assert round(faq["always_strong"].mean(), 2) == 4.52
 
 
+# The gate of the issue tracker and the demo on seed 004: cascade (candidate) vs
+# always_strong (baseline), max_regression = 0.15 on the paired delta and min_score = 4.0
+# on the candidate's slice mean, each judged by its 95% t interval. It must fail on the
+# extraction slice alone; every other slice clears both bounds with a margin (lower
+# bound of each arm's slice-mean interval >= 4.02), and the aggregate check passes.
+MAX_REGRESSION_004 = 0.15
+MIN_SCORE_004 = 4.0
+MIN_SCORE_MARGIN_004 = 0.02
+
+
+def mean_interval(x: pd.Series) -> tuple[float, float]:
+    lo, hi = stats.t.interval(0.95, len(x) - 1, loc=x.mean(), scale=stats.sem(x))
+    return float(lo), float(hi)
+
+
+def paired_interval(cand: pd.Series, base: pd.Series) -> tuple[float, float]:
+    ci = stats.ttest_rel(cand, base).confidence_interval(0.95)
+    return float(ci.low), float(ci.high)
+
+
+@pytest.mark.parametrize("arm", ARMS004)
+def test_seed004_slice_means_clear_the_min_score_except_extraction(
+    wide004: pd.DataFrame, arm: str
+) -> None:
+    others = wide004[wide004["slice"] != "extraction"]
+    assert others["slice"].nunique() == 5
+    for slice_name, g in others.groupby("slice"):
+        lo = mean_interval(g[arm])[0]
+        assert lo >= MIN_SCORE_004 + MIN_SCORE_MARGIN_004, (slice_name, arm, lo)
+
+
+def test_seed004_paired_slices_clear_max_regression_except_extraction(
+    wide004: pd.DataFrame,
+) -> None:
+    for slice_name, g in wide004.groupby("slice"):
+        lo, hi = paired_interval(g["cascade"], g["always_strong"])
+        # the interval is the textbook one: mean delta +- t * sd / sqrt(n)
+        d = g["delta"]
+        half = stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))
+        assert (lo, hi) == pytest.approx((d.mean() - half, d.mean() + half))
+        if slice_name != "extraction":
+            assert lo > -MAX_REGRESSION_004, (slice_name, lo)
+
+
+def test_seed004_gate_fails_on_extraction_alone(wide004: pd.DataFrame) -> None:
+    ext = wide004[wide004["slice"] == "extraction"]
+    # the whole intervals miss both bounds, by far
+    _, hi = paired_interval(ext["cascade"], ext["always_strong"])
+    assert hi < -MAX_REGRESSION_004 - 0.5
+    _, hi = mean_interval(ext["cascade"])
+    assert hi < MIN_SCORE_004 - 0.3
+    # ... while a check of the aggregate difference alone passes, paired or unpaired
+    lo, _ = paired_interval(wide004["cascade"], wide004["always_strong"])
+    assert lo > -MAX_REGRESSION_004
+    welch = stats.ttest_ind(wide004["cascade"], wide004["always_strong"], equal_var=False)
+    assert welch.confidence_interval(0.95).low > -MAX_REGRESSION_004
+    # and the aggregate means clear the bar too
+    for arm in ("cascade", "always_strong"):
+        assert mean_interval(wide004[arm])[0] >= MIN_SCORE_004 + MIN_SCORE_MARGIN_004
+
+
 # --------------------------------------------------------------------------- manifest
 
 

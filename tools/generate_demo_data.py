@@ -180,6 +180,12 @@ def build_seed002(rng: np.random.Generator) -> list[Row]:
 #   0.0024, t -11.9; 91% of D exactly zero; per-arm sd near 0.9 (unpaired SE 0.018);
 #   extraction (150 rows): C 3.10, S 4.40, D mean -0.85 (89% of the total D);
 #   faq_lookup: C 4.51, S 4.52.
+#   The gate of the issue tracker and the demo (cascade vs always_strong,
+#   max_regression = 0.15, min_score = 4.0 on the cascade's slice mean, 95% t
+#   intervals) must fail on extraction alone: on every other slice the paired
+#   interval stays above -0.15 and each arm's slice-mean interval has its lower bound
+#   at or above 4.02 (a safety margin over 4.0; it comes out >= 4.04), while the
+#   extraction slice misses both bounds by far.
 #
 # Construction (per slice):
 #   * escalated rows (600): K = S, except 10 rows with sampling noise +-0.1/0.2
@@ -208,12 +214,16 @@ SLICES004 = {
 #   s_sum: sum of always_strong scores (mean = s_sum / n / 10)
 #   esc: escalated requests; div: non-escalated requests where K != S
 #   d_sum: sum of D over non-escalated rows; gap_sum: sum of S - C over escalated rows
+#   s_sum of multi_step_reasoning (4.225), drafting (4.207) and classification (4.275)
+#   is set so that every slice but extraction clears the gate's min_score = 4.0 with
+#   its whole 95% t interval (lower bounds >= 4.08 for cascade and always_strong,
+#   >= 4.04 for always_cheap); see above.
 TARGETS004 = {
     "faq_lookup": {"s_sum": 92660, "esc": 40, "div": 60, "d_sum": -20, "gap_sum": 185},
     "summarization": {"s_sum": 41500, "esc": 180, "div": 90, "d_sum": -50, "gap_sum": 220},
-    "drafting": {"s_sum": 31880, "esc": 110, "div": 60, "d_sum": -30, "gap_sum": 130},
-    "classification": {"s_sum": 28590, "esc": 60, "div": 35, "d_sum": -15, "gap_sum": 80},
-    "multi_step_reasoning": {"s_sum": 15770, "esc": 185, "div": 60, "d_sum": -40, "gap_sum": 280},
+    "drafting": {"s_sum": 31550, "esc": 110, "div": 60, "d_sum": -30, "gap_sum": 130},
+    "classification": {"s_sum": 27790, "esc": 60, "div": 35, "d_sum": -15, "gap_sum": 80},
+    "multi_step_reasoning": {"s_sum": 16900, "esc": 185, "div": 60, "d_sum": -40, "gap_sum": 280},
     "extraction": {"s_sum": 6600, "esc": 25, "div": 125, "d_sum": -1275, "gap_sum": 675},
 }
 # Loss scale of the strong model's score per slice (5 - score, before calibration).
@@ -524,6 +534,10 @@ def generate(out: Path) -> dict[str, object]:
             "cheap model, 4,400 rows) has mean delta -0.0325; on extraction it is about "
             "-1.0, not the seed's -0.87, which the seed's other extraction figures do not "
             "allow under this construction.",
+            "seed004: a gate of cascade vs always_strong with max_regression = 0.15 and "
+            "min_score = 4.0 (95% t intervals) fails on the extraction slice alone: on every "
+            "other slice the paired interval stays above -0.15 and every arm's slice-mean "
+            "interval lies above 4.0 (lower bounds >= 4.02).",
             "seed004: cost_usd is per request and arm (cascade escalations pay both calls); "
             "prices: cheap 0.45 USD/M input and 1.80 USD/M output tokens, strong 20x; "
             "written with 6 decimals because cheap calls cost fractions of a cent.",
