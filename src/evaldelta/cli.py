@@ -14,6 +14,22 @@ from typing import Annotated, Any
 import typer
 
 from evaldelta._progress import working
+from evaldelta.commands._shared import (
+    ArmOpt,
+    BaselineOpt,
+    CandidateOpt,
+    ConfidenceOpt,
+    FilesArg,
+    Interval,
+    IntervalOpt,
+    MixOpt,
+    OutputOpt,
+    ScaleOpt,
+    TrafficOpt,
+    parse_scale,
+    sources_from,
+    write_output,
+)
 from evaldelta.errors import EvaldeltaError, UsageError
 
 __all__ = ["app", "main"]
@@ -36,60 +52,12 @@ class Format(StrEnum):
     markdown = "markdown"
 
 
-class Interval(StrEnum):
-    """Interval methods for paired binary data."""
-
-    newcombe = "newcombe"
-    wald = "wald"
-
-
-def _parse_arm_files(values: list[str]) -> list[tuple[str, Path]]:
-    out = []
-    for value in values:
-        name, sep, path = value.partition("=")
-        if not sep or not name.strip() or not path.strip():
-            raise UsageError(f"--arm takes NAME=FILE, not {value!r}")
-        out.append((name.strip(), Path(path.strip())))
-    return out
-
-
-def _parse_scale(value: str | None) -> tuple[float, float] | None:
-    if value is None:
-        return None
-    lo, sep, hi = value.partition(",")
-    try:
-        low, high = float(lo), float(hi)
-    except ValueError:
-        raise UsageError(f"--scale takes LOW,HIGH (for example 1,5), not {value!r}") from None
-    if not sep or low >= high:
-        raise UsageError(f"--scale takes LOW,HIGH with LOW < HIGH, not {value!r}")
-    return low, high
-
-
-def _write(text: str, out: Path | None) -> None:
-    if out is None:
-        sys.stdout.write(text)
-        return
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text, encoding="utf-8")
-    typer.echo(f"wrote {out}", err=True)
-
-
 @app.command("compare")
 def compare_cmd(
-    files: Annotated[
-        list[Path] | None, typer.Argument(help="CSV, JSONL or Parquet files with an arm column.")
-    ] = None,
-    arm: Annotated[
-        list[str] | None, typer.Option("--arm", help="NAME=FILE: a file holding one arm.")
-    ] = None,
-    baseline: Annotated[
-        str | None, typer.Option(help="The baseline arm (default: the first row's arm).")
-    ] = None,
-    candidate: Annotated[
-        list[str] | None,
-        typer.Option("--candidate", help="A candidate arm (repeatable; default: all others)."),
-    ] = None,
+    files: FilesArg = None,
+    arm: ArmOpt = None,
+    baseline: BaselineOpt = None,
+    candidate: CandidateOpt = None,
     by: Annotated[
         list[str] | None,
         typer.Option("--by", help="Slicing column (repeatable; default: slice)."),
@@ -98,25 +66,16 @@ def compare_cmd(
         list[str] | None,
         typer.Option("--metric", help="Score column (repeatable; default: score)."),
     ] = None,
-    mix: Annotated[
-        str, typer.Option(help="Chosen slice weights: actual, equal, or a CSV/JSON mix file.")
-    ] = "actual",
-    traffic: Annotated[
-        Path | None, typer.Option(help="Traffic shares (CSV slice,weight or JSON).")
-    ] = None,
-    confidence: Annotated[float, typer.Option(help="Interval coverage.")] = 0.95,
-    interval: Annotated[
-        Interval, typer.Option(help="Paired binary interval: newcombe (default) or wald.")
-    ] = Interval.newcombe,
-    scale: Annotated[
-        str | None,
-        typer.Option(help="Declared score scale LOW,HIGH; scores outside it are errors."),
-    ] = None,
+    mix: MixOpt = "actual",
+    traffic: TrafficOpt = None,
+    confidence: ConfidenceOpt = 0.95,
+    interval: IntervalOpt = Interval.newcombe,
+    scale: ScaleOpt = None,
     list_limit: Annotated[
         int, typer.Option(help="How many moved cases to list per comparison (0 = all).")
     ] = 50,
     format: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
-    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write here.")] = None,
+    output: OutputOpt = None,
     policy: Annotated[
         Path | None,
         typer.Option(
@@ -126,11 +85,9 @@ def compare_cmd(
 ) -> None:
     """Compare a baseline with candidates: per-slice paired deltas, standardized and pooled."""
     from evaldelta.compare import compare
-    from evaldelta.engine import Source
     from evaldelta.report import render_json, render_markdown, render_text
 
-    sources = [Source(Path(f)) for f in files or []]
-    sources += [Source(path, arm=name) for name, path in _parse_arm_files(arm or [])]
+    sources = sources_from(files, arm)
     if not sources:
         raise UsageError("give at least one FILE, or --arm NAME=FILE for each arm")
     options: dict[str, Any] = {
@@ -141,7 +98,7 @@ def compare_cmd(
         "traffic": traffic,
         "confidence": confidence,
         "interval": interval.value,
-        "scale": _parse_scale(scale),
+        "scale": parse_scale(scale),
         "list_limit": None if list_limit == 0 else list_limit,
     }
     if policy is not None:
@@ -154,7 +111,7 @@ def compare_cmd(
         Format.json: render_json,
         Format.markdown: render_markdown,
     }
-    _write(renderers[format](result), output)
+    write_output(renderers[format](result), output)
 
 
 def _compare_and_gate(
@@ -181,7 +138,7 @@ def _compare_and_gate(
         text = render_markdown(result) + "\n" + render_verdict_markdown(verdict)
     else:
         text = render_text(result) + "\n" + render_verdict_text(verdict)
-    _write(text, output)
+    write_output(text, output)
     raise typer.Exit(verdict.exit_code)
 
 

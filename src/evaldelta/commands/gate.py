@@ -14,6 +14,22 @@ from typing import Annotated, Any
 import typer
 
 from evaldelta._progress import working
+from evaldelta.commands._shared import (
+    ArmOpt,
+    BaselineOpt,
+    CandidateOpt,
+    ConfidenceOpt,
+    FilesArg,
+    Interval,
+    IntervalOpt,
+    MixOpt,
+    OutputOpt,
+    ScaleOpt,
+    TrafficOpt,
+    parse_scale,
+    sources_from,
+    write_output,
+)
 from evaldelta.model import Comparison
 
 __all__ = ["GateFormat", "compare_with_policy", "register"]
@@ -64,47 +80,27 @@ def compare_with_policy(
 
 
 def gate_cmd(
-    files: Annotated[
-        list[Path] | None, typer.Argument(help="CSV, JSONL or Parquet files with an arm column.")
-    ] = None,
+    files: FilesArg = None,
     policy: Annotated[
         Path | None, typer.Option("--policy", help="The gate policy (TOML); required.")
     ] = None,
-    arm: Annotated[
-        list[str] | None, typer.Option("--arm", help="NAME=FILE: a file holding one arm.")
-    ] = None,
-    baseline: Annotated[
-        str | None, typer.Option(help="The baseline arm (default: the first row's arm).")
-    ] = None,
-    candidate: Annotated[
-        list[str] | None,
-        typer.Option("--candidate", help="A candidate arm (repeatable; default: all others)."),
-    ] = None,
+    arm: ArmOpt = None,
+    baseline: BaselineOpt = None,
+    candidate: CandidateOpt = None,
     by: Annotated[
         str, typer.Option("--by", help="Slicing column the policy's slices name.")
     ] = "slice",
-    mix: Annotated[
-        str, typer.Option(help="Chosen slice weights: actual, equal, or a CSV/JSON mix file.")
-    ] = "actual",
-    traffic: Annotated[
-        Path | None, typer.Option(help="Traffic shares (CSV slice,weight or JSON).")
-    ] = None,
-    confidence: Annotated[float, typer.Option(help="Interval coverage.")] = 0.95,
-    interval: Annotated[
-        str, typer.Option(help="Paired binary interval: newcombe (default) or wald.")
-    ] = "newcombe",
-    scale: Annotated[
-        str | None,
-        typer.Option(help="Declared score scale LOW,HIGH; scores outside it are errors."),
-    ] = None,
+    mix: MixOpt = "actual",
+    traffic: TrafficOpt = None,
+    confidence: ConfidenceOpt = 0.95,
+    interval: IntervalOpt = Interval.newcombe,
+    scale: ScaleOpt = None,
     format: Annotated[
         GateFormat, typer.Option("--format", help="Verdict format (markdown for a PR comment).")
     ] = GateFormat.text,
-    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write here.")] = None,
+    output: OutputOpt = None,
 ) -> None:
     """Gate a release: apply a policy to the comparison; exit 0 pass, 1 fail, 3 inconclusive."""
-    from evaldelta.cli import _parse_arm_files, _parse_scale, _write
-    from evaldelta.engine import Source
     from evaldelta.errors import UsageError
     from evaldelta.report.verdict import (
         render_verdict_json,
@@ -114,8 +110,7 @@ def gate_cmd(
 
     if policy is None:
         raise UsageError("gate needs --policy FILE (a TOML policy; see examples/gate.toml)")
-    sources = [Source(Path(f)) for f in files or []]
-    sources += [Source(path, arm=name) for name, path in _parse_arm_files(arm or [])]
+    sources = sources_from(files, arm)
     if not sources:
         raise UsageError("give at least one FILE, or --arm NAME=FILE for each arm")
     _, verdict = compare_with_policy(
@@ -127,15 +122,15 @@ def gate_cmd(
         mix=mix,
         traffic=traffic,
         confidence=confidence,
-        interval=interval,
-        scale=_parse_scale(scale),
+        interval=interval.value,
+        scale=parse_scale(scale),
     )
     renderers = {
         GateFormat.text: render_verdict_text,
         GateFormat.markdown: render_verdict_markdown,
         GateFormat.json: render_verdict_json,
     }
-    _write(renderers[format](verdict), output)
+    write_output(renderers[format](verdict), output)
     raise typer.Exit(verdict.exit_code)
 
 

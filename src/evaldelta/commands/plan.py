@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 
 from evaldelta._progress import working
+from evaldelta.commands._shared import OutputOpt, sources_from, write_output
 from evaldelta.errors import UsageError
 
 __all__ = ["register"]
@@ -40,25 +41,6 @@ class Alternative(StrEnum):
     two_sided = "two-sided"
     larger = "larger"
     smaller = "smaller"
-
-
-def _arm_files(values: list[str]) -> list[tuple[str, Path]]:
-    out = []
-    for value in values:
-        name, sep, path = value.partition("=")
-        if not sep or not name.strip() or not path.strip():
-            raise UsageError(f"--arm takes NAME=FILE, not {value!r}")
-        out.append((name.strip(), Path(path.strip())))
-    return out
-
-
-def _emit(text: str, out: Path | None) -> None:
-    if out is None:
-        sys.stdout.write(text)
-        return
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text, encoding="utf-8")
-    typer.echo(f"wrote {out}", err=True)
 
 
 def plan_cmd(
@@ -107,16 +89,14 @@ def plan_cmd(
     format: Annotated[PlanFormat, typer.Option("--format", help="Output format.")] = (
         PlanFormat.text
     ),
-    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write here.")] = None,
+    output: OutputOpt = None,
 ) -> None:
     """Sample sizes and minimum detectable effects per slice; allocate a budget of cases."""
-    from evaldelta.engine import Source
     from evaldelta.engine._mix import read_mix
     from evaldelta.plan import plan_from_pilot, plan_from_summary
     from evaldelta.report.plan import render_plan_json, render_plan_markdown, render_plan_text
 
-    sources = [Source(p) for p in pilot or []]
-    sources += [Source(path, arm=name) for name, path in _arm_files(arm or [])]
+    sources = sources_from(pilot, arm)
     given = [
         name
         for name, value in (
@@ -169,7 +149,7 @@ def plan_cmd(
         PlanFormat.json: render_plan_json,
         PlanFormat.markdown: render_plan_markdown,
     }
-    _emit(renderers[format](result), output)
+    write_output(renderers[format](result), output)
 
 
 def sample_cmd(
