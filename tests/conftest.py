@@ -49,3 +49,14 @@ def write(tmp_path: Path) -> Callable[[str, str], Path]:
         return path
 
     return _write
+
+
+def one_line_error(result: CliResult, *needles: str) -> None:
+    """Assert a one-line error naming every needle, exit code 2, and no traceback."""
+    assert result.code == 2, (result.code, result.out, result.err)
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1, result.err
+    assert lines[0].startswith("evaldelta: error: ")
+    assert "Traceback" not in result.err
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])

@@ -8,17 +8,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from .conftest import one_line_error
+
 GOOD = "case_id,arm,slice,score\nc1,a,s1,1\nc2,a,s1,0\nc1,b,s1,1\nc2,b,s1,1\n"
-
-
-def one_line_error(result, *needles: str) -> None:  # type: ignore[no-untyped-def]
-    assert result.code == 2, (result.code, result.out, result.err)
-    lines = result.err.strip().splitlines()
-    assert len(lines) == 1, result.err
-    assert lines[0].startswith("evaldelta: error: ")
-    assert "Traceback" not in result.err
-    for needle in needles:
-        assert needle in lines[0], (needle, lines[0])
 
 
 def test_good_input_works(run_cli, write):

@@ -7,7 +7,7 @@ import pytest
 from evaldelta.errors import InputError, PolicyError
 from evaldelta.policy import SliceRules, load_policy, locate_keys, parse_policy
 
-from .conftest import ROOT
+from .conftest import ROOT, one_line_error
 
 RUNS = "case_id,arm,slice,score,cost_usd\n" + "".join(
     f"c{i},{arm},{'easy' if i < 40 else 'hard'},1,0.01\n" for arm in ("a", "b") for i in range(60)
@@ -15,16 +15,6 @@ RUNS = "case_id,arm,slice,score,cost_usd\n" + "".join(
 GRADED = "case_id,arm,slice,score\n" + "".join(
     f"g{i},{arm},all,{3 + (i % 3)}\n" for arm in ("a", "b") for i in range(20)
 )
-
-
-def one_line_error(result, *needles: str) -> None:  # type: ignore[no-untyped-def]
-    assert result.code == 2, (result.code, result.out, result.err)
-    lines = result.err.strip().splitlines()
-    assert len(lines) == 1, result.err
-    assert lines[0].startswith("evaldelta: error: ")
-    assert "Traceback" not in result.err
-    for needle in needles:
-        assert needle in lines[0], (needle, lines[0])
 
 
 def test_the_shipped_example_parses():

@@ -161,6 +161,26 @@ def _capture(fn: Callable[[], T], notes: list[str], context: str) -> T | None:
 # -- the power arithmetic for one slice ----------------------------------------------------
 
 
+def _unpaired_n(
+    effect: float,
+    sd: float,
+    power: float,
+    alpha: float,
+    alternative: str,
+    notes: list[str],
+    name: str,
+) -> float:
+    """Cases per arm for an unpaired two-sample t design (a contrast); NaN when undefined."""
+    res = _capture(
+        lambda: stats.required_pairs(effect, sd, power, alpha, alternative),
+        notes,
+        f"{name} (unpaired contrast)",
+    )
+    if res is None or res.unpaired_n_per_arm is None:
+        return NAN
+    return float(res.unpaired_n_per_arm)
+
+
 def _graded_slice(
     name: str,
     n_now: int | None,
@@ -199,13 +219,7 @@ def _graded_slice(
             if res is not None:
                 n_req, n_exact = float(res.n), res.n_exact
         if unpaired_sd is not None and unpaired_sd > 0:
-            ures = _capture(
-                lambda: stats.required_pairs(effect, unpaired_sd, power, alpha, alternative),
-                notes,
-                f"{name} (unpaired contrast)",
-            )
-            if ures is not None and ures.unpaired_n_per_arm is not None:
-                unpaired_n = float(ures.unpaired_n_per_arm)
+            unpaired_n = _unpaired_n(effect, unpaired_sd, power, alpha, alternative, notes, name)
     return SlicePlan(
         slice=name,
         kind="graded",
@@ -284,13 +298,7 @@ def _binary_slice(
             if res is not None:
                 n_req, n_exact = float(res.n), res.n_exact
         if unpaired_sd is not None and unpaired_sd > 0:
-            ures = _capture(
-                lambda: stats.required_pairs(effect, unpaired_sd, power, alpha, alternative),
-                notes,
-                f"{name} (unpaired contrast)",
-            )
-            if ures is not None and ures.unpaired_n_per_arm is not None:
-                unpaired_n = float(ures.unpaired_n_per_arm)
+            unpaired_n = _unpaired_n(effect, unpaired_sd, power, alpha, alternative, notes, name)
     return SlicePlan(
         slice=name,
         kind="binary",
