@@ -154,11 +154,15 @@ def demo_cmd(
     sys.stdout.write(run_demo(output_dir))
 
 
+from evaldelta.commands import checks as _checks_commands  # noqa: E402
 from evaldelta.commands import gate as _gate_commands  # noqa: E402
 from evaldelta.commands import plan as _plan_commands  # noqa: E402
+from evaldelta.commands import run as _run_commands  # noqa: E402
 
 _gate_commands.register(app)
 _plan_commands.register(app)
+_run_commands.register(app)
+_checks_commands.register(app)
 
 
 def main() -> None:

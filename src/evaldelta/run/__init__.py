@@ -1,0 +1,1 @@
+"""The runner: call models over a case set (arms x repeats), record every attempt, resume."""
