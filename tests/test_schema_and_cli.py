@@ -71,4 +71,8 @@ def test_demo_command_runs(run_cli, tmp_path):
         "demo-001.json",
         "demo-002.json",
         "demo-004.json",
+        "demo-report-000.html",
+        "demo-report-001.html",
+        "demo-report-002.html",
+        "demo-report-004.html",
     ]

@@ -25,8 +25,10 @@ from evaldelta.engine import (
     list_cases,
     reduce_pair_slices,
 )
+from evaldelta.engine._outputs import case_outputs
 from evaldelta.model import (
     ALL_CASES,
+    OUTPUT_CHARS,
     ArmSlice,
     CaseRef,
     Cost,
@@ -190,18 +192,30 @@ class SlicingBuilder:
                 CaseRef(str(r["case_id"]), str(r["slice"])) for r in listing["only_in_candidate"]
             ),
             discordant_total=pair_stats[-1].nonzero,
-            discordant=tuple(
-                MovedCase(
-                    str(r["case_id"]),
-                    str(r["slice"]),
-                    float(r["baseline"]),
-                    float(r["candidate"]),
-                    float(r["delta"]),
-                )
-                for r in listing["discordant"]
-            ),
+            discordant=self._moved(base, cand, listing["discordant"]),
             cost=_cost(b_all, c_all),
             critical=self._critical(base, cand),
+        )
+
+    def _moved(self, base: str, cand: str, rows: list[dict[str, Any]]) -> tuple[MovedCase, ...]:
+        """The listed moved cases, with each arm's stored output when the rows have one."""
+        outputs = case_outputs(
+            self.cases.tables,
+            (base, cand),
+            [str(r["case_id"]) for r in rows],
+            max_chars=OUTPUT_CHARS,
+        )
+        return tuple(
+            MovedCase(
+                str(r["case_id"]),
+                str(r["slice"]),
+                float(r["baseline"]),
+                float(r["candidate"]),
+                float(r["delta"]),
+                baseline_output=outputs.get((str(r["case_id"]), base)),
+                candidate_output=outputs.get((str(r["case_id"]), cand)),
+            )
+            for r in rows
         )
 
     def _critical(self, base: str, cand: str) -> CriticalEvidence | None:

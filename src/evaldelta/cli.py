@@ -6,10 +6,10 @@ Exit codes: 0 ok, 1 gate fail, 2 usage or data error, 3 gate inconclusive.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -32,6 +32,10 @@ from evaldelta.commands._shared import (
 )
 from evaldelta.errors import EvaldeltaError, UsageError
 
+if TYPE_CHECKING:
+    from evaldelta.gate import Verdict
+    from evaldelta.model import Comparison
+
 __all__ = ["app", "main"]
 
 app = typer.Typer(
@@ -50,6 +54,16 @@ class Format(StrEnum):
     text = "text"
     json = "json"
     markdown = "markdown"
+    html = "html"
+
+
+def resolve_format(format: Format | None, output: Path | None) -> Format:
+    """The format asked for; without one, html when ``-o`` ends in .html/.htm, else text."""
+    if format is not None:
+        return format
+    if output is not None and output.suffix.lower() in (".html", ".htm"):
+        return Format.html
+    return Format.text
 
 
 @app.command("compare")
@@ -74,13 +88,30 @@ def compare_cmd(
     list_limit: Annotated[
         int, typer.Option(help="How many moved cases to list per comparison (0 = all).")
     ] = 50,
-    format: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.text,
+    format: Annotated[
+        Format | None,
+        typer.Option("--format", help="Output format (default: text; html when -o ends in .html)."),
+    ] = None,
     output: OutputOpt = None,
+    png: Annotated[
+        Path | None,
+        typer.Option(
+            "--png", help="Also write the forest and rates plots as PNG into this folder."
+        ),
+    ] = None,
     policy: Annotated[
         Path | None,
         typer.Option(
             "--policy", help="Also gate on this policy (TOML): verdict and exit code 0/1/3."
         ),
+    ] = None,
+    store: Annotated[
+        Path | None,
+        typer.Option("--store", help="Read the attempts of a run store (evaldelta run)."),
+    ] = None,
+    run: Annotated[
+        str | None,
+        typer.Option("--run", help="The run to read from --store (id or prefix; default newest)."),
     ] = None,
 ) -> None:
     """Compare a baseline with candidates: per-slice paired deltas, standardized and pooled."""
@@ -88,8 +119,15 @@ def compare_cmd(
     from evaldelta.report import render_json, render_markdown, render_text
 
     sources = sources_from(files, arm)
+    if store is not None:
+        from evaldelta.engine import Source
+        from evaldelta.store import resolve_run
+
+        sources.append(Source(store, run=resolve_run(store, run)))
+    elif run is not None:
+        raise UsageError("--run needs --store PATH")
     if not sources:
-        raise UsageError("give at least one FILE, or --arm NAME=FILE for each arm")
+        raise UsageError("give at least one FILE, --arm NAME=FILE for each arm, or --store")
     options: dict[str, Any] = {
         "baseline": baseline,
         "candidates": candidate or None,
@@ -101,17 +139,41 @@ def compare_cmd(
         "scale": parse_scale(scale),
         "list_limit": None if list_limit == 0 else list_limit,
     }
+    fmt = resolve_format(format, output)
     if policy is not None:
-        _compare_and_gate(sources, policy, metric, format, output, options)
+        _compare_and_gate(sources, policy, metric, fmt, output, options, png)
         return
     with working("evaldelta: reading rows and reducing them in DuckDB..."):
         result = compare(sources, metrics=tuple(metric or ("score",)), **options)
-    renderers = {
+    _write_pngs(result, png)
+    if fmt == Format.text and output is None and sys.stdout.isatty():
+        from evaldelta.report.terminal import print_terminal
+
+        print_terminal(result)
+        return
+    renderers: dict[Format, Callable[[Comparison], str]] = {
         Format.text: render_text,
         Format.json: render_json,
         Format.markdown: render_markdown,
+        Format.html: _render_html,
     }
-    write_output(renderers[format](result), output)
+    write_output(renderers[fmt](result), output)
+
+
+def _render_html(result: Comparison, verdict: Verdict | None = None) -> str:
+    from evaldelta.report.html import render_html
+
+    return render_html(result, verdict)
+
+
+def _write_pngs(result: Comparison, png: Path | None, verdict: Verdict | None = None) -> None:
+    """``--png DIR``: the forest and rates plots of every pair, as PNG for slides."""
+    if png is None:
+        return
+    from evaldelta.report.html import write_pngs
+
+    for path in write_pngs(result, png, verdict):
+        typer.echo(f"wrote {path}", err=True)
 
 
 def _compare_and_gate(
@@ -121,6 +183,7 @@ def _compare_and_gate(
     format: Format,
     output: Path | None,
     options: Mapping[str, Any],
+    png: Path | None = None,
 ) -> None:
     """``compare --policy``: the comparison, then the verdict; exit with the verdict's code."""
     from evaldelta.commands.gate import compare_with_policy
@@ -132,7 +195,10 @@ def _compare_and_gate(
     )
 
     result, verdict = compare_with_policy(sources, policy, metrics=metric, **options)
-    if format == Format.json:
+    _write_pngs(result, png, verdict)
+    if format == Format.html:
+        text = _render_html(result, verdict)
+    elif format == Format.json:
         text = render_verdict_json(verdict, result)
     elif format == Format.markdown:
         text = render_markdown(result) + "\n" + render_verdict_markdown(verdict)
@@ -145,13 +211,20 @@ def _compare_and_gate(
 @app.command("demo")
 def demo_cmd(
     output_dir: Annotated[
-        Path | None, typer.Option("--out", help="Also write each report as JSON here.")
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Also write each report as JSON here, and the HTML reports here "
+            "(default for HTML: the current folder).",
+        ),
     ] = None,
 ) -> None:
-    """Print the comparisons for the seeds' worked scenarios (bundled data, offline)."""
+    """Print the seeds' worked scenarios (bundled data, offline); write demo-report-*.html."""
     from evaldelta.demo import run_demo
 
-    sys.stdout.write(run_demo(output_dir))
+    html_dir = output_dir if output_dir is not None else Path.cwd()
+    sys.stdout.write(run_demo(output_dir, html_dir=html_dir))
+    typer.echo(f"wrote the HTML reports demo-report-*.html in {html_dir}", err=True)
 
 
 from evaldelta.commands import checks as _checks_commands  # noqa: E402

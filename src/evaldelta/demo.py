@@ -6,13 +6,16 @@ with a fixed seed (recorded in ``data/MANIFEST.json``).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from importlib.resources import as_file, files
 from pathlib import Path
+from typing import Any
 
 from evaldelta import stats
+from evaldelta.audit import AuditResult
 from evaldelta.compare import compare
 from evaldelta.gate import FAIL, INCONCLUSIVE, PASS, RuleResult, Verdict, aggregate_only, evaluate
 from evaldelta.model import Comparison
@@ -25,10 +28,13 @@ __all__ = [
     "GATE_POLICY_004",
     "SCENARIOS",
     "Scenario",
+    "audit_demo",
+    "audit_demo_text",
     "data_path",
     "gate_side_by_side",
     "run_demo",
     "run_scenario",
+    "write_demo_html",
 ]
 
 # The seed 004 worst-slice rule: "no named slice regresses by more than 0.15, and no slice
@@ -134,8 +140,12 @@ def _extra(scenario: Scenario) -> list[str]:
     return []
 
 
-def run_demo(output_dir: Path | None = None) -> str:
-    """Run every scenario; return the text report (and write JSON when asked)."""
+def run_demo(output_dir: Path | None = None, html_dir: Path | None = None) -> str:
+    """Run every scenario; return the text report (and write JSON / HTML when asked).
+
+    With ``html_dir``, each scenario's self-contained HTML report is written there as
+    ``demo-report-<key>.html`` (seed 004's with the worst-slice gate's verdict).
+    """
     parts = []
     for scenario in SCENARIOS:
         result = run_scenario(scenario)
@@ -148,11 +158,96 @@ def run_demo(output_dir: Path | None = None) -> str:
         if scenario.key == "004":
             parts.append("")
             parts.extend(gate_side_by_side(result))
+        if scenario.key == "002":
+            parts.append("")
+            parts.append(audit_demo_text())
         parts.append("")
         if output_dir is not None:
             output_dir.mkdir(parents=True, exist_ok=True)
             (output_dir / f"demo-{scenario.key}.json").write_text(render_json(result))
+        if html_dir is not None:
+            write_demo_html(scenario, result, html_dir)
     return "\n".join(parts)
+
+
+def write_demo_html(scenario: Scenario, result: Comparison, directory: Path) -> Path:
+    """Write one scenario's HTML report (seed 004's shows the gate verdict on the cascade)."""
+    from evaldelta.report.html import render_html
+
+    verdict = None
+    if scenario.key == "004":
+        policy = parse_policy(GATE_POLICY_004, "seed-004 policy")
+        verdict = evaluate(policy, result, candidates=("cascade",))
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"demo-report-{scenario.key}.html"
+    title = f"evaldelta demo, seed {scenario.key}: {scenario.title}"
+    path.write_text(render_html(result, verdict, title=title), encoding="utf-8")
+    return path
+
+
+TICKETS = "seed002_tickets"
+
+
+def audit_demo() -> tuple[AuditResult, list[dict[str, Any]]]:
+    """Seed 002's reference-bias audit on the bundled tickets; also the scored rows.
+
+    Offline, so only the five mechanical checks run (the judge checks need a model); the
+    data is built so that they alone give the seed's requirement numbers.
+    """
+    from evaldelta.audit import Yardstick, audit
+    from evaldelta.checks import join_cases, load_checks, read_rows, score_rows
+
+    base = files("evaldelta.data").joinpath(TICKETS)
+    with ExitStack() as stack:
+        path = {
+            name: stack.enter_context(as_file(base.joinpath(name)))
+            for name in ("replies.csv", "tickets.csv", "checks.yaml")
+        }
+        rows = join_cases(read_rows(path["replies.csv"]), read_rows(path["tickets.csv"]), TICKETS)
+        checks = load_checks(path["checks.yaml"])
+    yardsticks = []
+    for author, folder in (("incumbent", "goldens"), ("candidate", "goldens_candidate")):
+        texts = {
+            f.name.removesuffix(".txt"): f.read_text(encoding="utf-8")
+            for f in base.joinpath(folder).iterdir()
+            if f.name.endswith(".txt")
+        }
+        yardsticks.append(Yardstick(author, texts, f"{TICKETS}/{folder}"))
+    result = audit(rows, yardsticks, checks=checks, where=f"{TICKETS}/replies.csv")
+    scored = score_rows(rows, checks, skip_judge=True).rows
+    result = dataclasses.replace(result, checks_file=f"{TICKETS}/checks.yaml")
+    return result, [dict(r) for r in scored]
+
+
+def audit_demo_text() -> str:
+    """The audit section of the demo: what the seed says, then the audit and per-check rates."""
+    from evaldelta.report.audit import render_audit_text
+
+    result, scored = audit_demo()
+    lines = [
+        "-" * 100,
+        "Seed 002, the audit: goldens recorded from the incumbent a year ago, fresh replies of "
+        "both arms",
+        "The seed text says: incumbent vs its own goldens 14/40, candidate 11/40 (the suite "
+        "reported 40/40);",
+        "requirements 34/40 vs 36/40 (33/3/1/3); 29 red cases, 2 worth reading (T2288 credit, "
+        "T2301 'delivery by Friday'): about 7%.",
+        "Offline, the demo runs the five mechanical checks; the seed's judge checks (next step, "
+        "tone) need a model",
+        "(evaldelta score --checks checks.yaml --judge-provider local ...); the bundled data "
+        "gives the seed's numbers on the mechanical five.",
+        "-" * 100,
+        render_audit_text(result, claim="40/40").rstrip(),
+        "",
+        "Per-check pass rates (compare --metric check.<id> gives each its paired interval):",
+    ]
+    for cid in result.checks:
+        cells = []
+        for arm in result.arms:
+            vals = [r[f"check.{cid}"] for r in scored if r["arm"] == arm]
+            cells.append(f"{arm} {sum(v for v in vals if v)}/{len(vals)}")
+        lines.append(f"  {cid:<22} " + "   ".join(cells))
+    return "\n".join(lines)
 
 
 def _rule_line(rule: RuleResult, binary: bool) -> str:

@@ -10,9 +10,18 @@
      │    ├── DuplicateRowError    the same (arm, case_id, repeat) twice
      │    ├── SliceConflictError   one case in two slices of the same slicing column
      │    ├── MixError             a mix or traffic file with unknown, negative or all-zero weights
-     │    └── PolicyError          a gate policy (TOML) that cannot be used: bad syntax, an unknown
-     │                             key, a negative margin, a slice or case the data lacks
+     │    ├── PolicyError          a gate policy (TOML) that cannot be used: bad syntax, an unknown
+     │    │                        key, a negative margin, a slice or case the data lacks
+     │    ├── ChecksFileError      a checks file (YAML) that cannot be used: bad syntax, an unknown
+     │    │                        check kind or key, a bad regex, a python check that won't import
+     │    ├── ConfigError          a run config (TOML) that cannot be used: file, line, key, value
+     │    └── TemplateError        a prompt template that does not parse or names a missing field
+     ├── JudgeError                the judge could not run: no provider, a call that failed for good
+     ├── StoreError                the run store cannot be used: another schema version, a lock
+     │                             held by another process, an unknown run id
      └── UsageError                bad options: an unknown arm, a single arm          (exit 2)
+          └── ProviderSetupError   a provider that cannot start: unknown kind, a missing API key
+                                   variable, a missing optional package
 
 The CLI turns every one of these into a one-line message and exit code 2. Messages are
 full sentences that include the values involved.
@@ -24,14 +33,20 @@ from dataclasses import dataclass
 
 __all__ = [
     "BadValueError",
+    "ChecksFileError",
+    "ConfigError",
     "DuplicateRowError",
     "EvaldeltaError",
     "InputError",
+    "JudgeError",
     "Location",
     "MissingColumnError",
     "MixError",
     "PolicyError",
+    "ProviderSetupError",
     "SliceConflictError",
+    "StoreError",
+    "TemplateError",
     "UnreadableFileError",
     "UsageError",
 ]
@@ -99,5 +114,29 @@ class PolicyError(InputError):
     """A gate policy that cannot be used; the location names the policy file, line and key."""
 
 
+class ChecksFileError(InputError):
+    """A checks file that cannot be used; the location names the file, line, field and value."""
+
+
+class JudgeError(EvaldeltaError):
+    """The judge could not run: no provider was given, or a call failed and cannot be retried."""
+
+
 class UsageError(EvaldeltaError):
     """A bad combination of options, such as an unknown baseline arm."""
+
+
+class ConfigError(InputError):
+    """A run config that cannot be used; the location names the file, line and key."""
+
+
+class TemplateError(InputError):
+    """A prompt template that does not parse, or names a field a case lacks."""
+
+
+class StoreError(EvaldeltaError):
+    """The run store cannot be used: a newer schema, a lock held elsewhere, an unknown run."""
+
+
+class ProviderSetupError(UsageError):
+    """A provider that cannot start: unknown kind, missing API key variable or package."""

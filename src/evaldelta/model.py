@@ -42,6 +42,7 @@ __all__ = [
 
 SCHEMA_VERSION = "1.0"
 ALL_CASES = "(all cases)"
+OUTPUT_CHARS = 4000  # longest stored output carried per moved case (row-level, bounded)
 
 
 @dataclass(frozen=True)
@@ -142,13 +143,20 @@ class CaseRef:
 
 @dataclass(frozen=True)
 class MovedCase:
-    """A case whose score differs between the arms (a discordant pair)."""
+    """A case whose score differs between the arms (a discordant pair).
+
+    ``baseline_output`` / ``candidate_output`` carry each arm's stored ``output`` text (its
+    lowest repeat, cut at :data:`OUTPUT_CHARS` characters) when the rows have an ``output``
+    column; None otherwise. The text is untrusted: renderers escape it.
+    """
 
     case_id: str
     slice: str
     baseline: float
     candidate: float
     delta: float
+    baseline_output: str | None = None
+    candidate_output: str | None = None
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,142 @@
-"""CLI commands for the checks feature (registered onto the main app by cli.py)."""
+"""CLI commands for requirement checks and the reference-bias audit: ``score`` and ``audit``."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Annotated
+
 import typer
+
+from evaldelta.commands._shared import OutputOpt, write_output
+from evaldelta.errors import UsageError
+from evaldelta.run.providers.base import Provider
 
 __all__ = ["register"]
 
 
+def _provider(name: str, base_url: str | None) -> Provider:
+    """A judge provider by kind (openai, anthropic, litellm, local), from the runner's registry."""
+    from evaldelta.run.providers.registry import create_provider
+
+    return create_provider(name, {"base_url": base_url} if base_url else {})
+
+
+def score_cmd(
+    files: Annotated[
+        list[Path], typer.Argument(help="Files with an output column (CSV/JSONL/Parquet).")
+    ],
+    checks: Annotated[Path, typer.Option("--checks", help="The checks file (YAML).")],
+    output: OutputOpt = None,
+    cases: Annotated[
+        Path | None, typer.Option("--cases", help="Case fields by case_id, joined onto the rows.")
+    ] = None,
+    skip_judge: Annotated[
+        bool, typer.Option("--skip-judge", help="Leave out judge checks; pass covers the rest.")
+    ] = False,
+    judge_provider: Annotated[
+        str | None,
+        typer.Option("--judge-provider", help="Provider kind for judge checks (default: file's)."),
+    ] = None,
+    judge_base_url: Annotated[
+        str | None, typer.Option("--judge-base-url", help="Base URL of the judge's server.")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the judge's shuffle (recorded).")] = 0,
+) -> None:
+    """Score attempts on a checks file: writes check.<id>, pass and judge_score columns."""
+    from evaldelta.checks import join_cases, load_checks, read_rows, score_rows, write_rows
+
+    if output is None:
+        raise UsageError("give -o OUT (.csv, .jsonl or .parquet) for the scored rows")
+    check_set = load_checks(checks)
+    rows = [r for f in files for r in read_rows(f)]
+    if cases is not None:
+        rows = join_cases(rows, read_rows(cases), str(cases))
+    provider = None
+    if check_set.judges and not skip_judge:
+        names = {j.provider for j in check_set.judges}
+        provider = _provider(judge_provider or sorted(names)[0], judge_base_url)
+    result = score_rows(
+        rows,
+        check_set,
+        provider=provider,
+        skip_judge=skip_judge,
+        seed=seed,
+        where=", ".join(map(str, files)),
+        close_provider=True,
+    )
+    write_rows(result.rows, output)
+    meta = output.with_name(output.name + ".meta.json")
+    meta.write_text(json.dumps(result.meta(), indent=2, default=str) + "\n", encoding="utf-8")
+    passed = sum(1 for r in result.rows if r.get("pass") == 1)
+    scored = sum(1 for r in result.rows if r.get("pass") is not None)
+    note = f" (judge checks left out: {', '.join(result.skipped)})" if result.skipped else ""
+    typer.echo(
+        f"scored {len(result.rows)} rows on {len(result.included)} checks{note}: "
+        f"{passed}/{scored} pass every check; wrote {output} and {meta.name}",
+        err=True,
+    )
+
+
+def audit_cmd(
+    files: Annotated[
+        list[Path] | None, typer.Argument(help="Outputs: case_id, arm, output.")
+    ] = None,
+    goldens: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--goldens",
+            help="ARM=PATH: goldens recorded from ARM (folder of "
+            "<case_id>.txt, or a file with case_id and --golden-column). Repeatable.",
+        ),
+    ] = None,
+    golden_column: Annotated[str, typer.Option(help="Goldens column in a file.")] = "reference",
+    checks: Annotated[Path | None, typer.Option("--checks", help="Checks file for triage.")] = None,
+    cases: Annotated[Path | None, typer.Option("--cases", help="Case fields by case_id.")] = None,
+    claim: Annotated[str | None, typer.Option(help="What the suite reported, e.g. 40/40.")] = None,
+    labels: Annotated[
+        Path | None, typer.Option(help="Retrieval labels with an origin column.")
+    ] = None,
+    runs: Annotated[
+        Path | None, typer.Option(help="Retrieval results: query_id, arm, doc_id.")
+    ] = None,
+    k: Annotated[
+        int | None, typer.Option(help="Top-k cut-off of retrieval results (rank).")
+    ] = None,
+    format: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+    output: OutputOpt = None,
+) -> None:
+    """Reference-bias audit: self-agreement, triage precision, symmetry; or retrieval labels."""
+    from evaldelta.audit import audit, read_goldens, retrieval_audit
+    from evaldelta.checks import join_cases, load_checks, read_rows
+    from evaldelta.report.audit import audit_to_json, render_audit_text, render_retrieval_text
+
+    if format not in ("text", "json"):
+        raise UsageError(f"--format is text or json, not {format!r}")
+    if labels is not None or runs is not None:
+        if labels is None or runs is None:
+            raise UsageError("the retrieval audit needs both --labels and --runs")
+        res = retrieval_audit(read_rows(labels), read_rows(runs), k=k)
+        write_output(audit_to_json(res) if format == "json" else render_retrieval_text(res), output)
+        return
+    if not files:
+        raise UsageError("give the outputs FILE(s), or --labels and --runs for retrieval")
+    rows = [r for f in files for r in read_rows(f)]
+    if cases is not None:
+        rows = join_cases(rows, read_rows(cases), str(cases))
+    yardsticks = []
+    for value in goldens or []:
+        author, sep, path = value.partition("=")
+        if not sep or not author.strip() or not path.strip():
+            raise UsageError(f"--goldens takes ARM=PATH, not {value!r}")
+        yardsticks.append(read_goldens(Path(path.strip()), author.strip(), golden_column))
+    check_set = load_checks(checks) if checks is not None else None
+    result = audit(rows, yardsticks, checks=check_set, where=", ".join(map(str, files)))
+    text = audit_to_json(result) if format == "json" else render_audit_text(result, claim=claim)
+    write_output(text, output)
+
+
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to ``app``."""
+    """Add ``score`` and ``audit`` to ``app``."""
+    app.command("score")(score_cmd)
+    app.command("audit")(audit_cmd)

@@ -41,6 +41,7 @@ class GateFormat(StrEnum):
     text = "text"
     markdown = "markdown"
     json = "json"
+    html = "html"
 
 
 def compare_with_policy(
@@ -96,7 +97,10 @@ def gate_cmd(
     interval: IntervalOpt = Interval.newcombe,
     scale: ScaleOpt = None,
     format: Annotated[
-        GateFormat, typer.Option("--format", help="Verdict format (markdown for a PR comment).")
+        GateFormat,
+        typer.Option(
+            "--format", help="Verdict format (markdown for a PR comment; html: the full report)."
+        ),
     ] = GateFormat.text,
     output: OutputOpt = None,
 ) -> None:
@@ -113,7 +117,7 @@ def gate_cmd(
     sources = sources_from(files, arm)
     if not sources:
         raise UsageError("give at least one FILE, or --arm NAME=FILE for each arm")
-    _, verdict = compare_with_policy(
+    comparison, verdict = compare_with_policy(
         sources,
         policy,
         baseline=baseline,
@@ -125,6 +129,11 @@ def gate_cmd(
         interval=interval.value,
         scale=parse_scale(scale),
     )
+    if format == GateFormat.html:
+        from evaldelta.report.html import render_html
+
+        write_output(render_html(comparison, verdict), output)
+        raise typer.Exit(verdict.exit_code)
     renderers = {
         GateFormat.text: render_verdict_text,
         GateFormat.markdown: render_verdict_markdown,

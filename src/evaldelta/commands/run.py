@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
 __all__ = ["register"]
@@ -9,3 +12,63 @@ __all__ = ["register"]
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to ``app``."""
+    app.command("run")(run_cmd)
+
+
+def run_cmd(
+    cases: Annotated[
+        Path | None,
+        typer.Argument(help="Case file (CSV, JSONL or Parquet) with a case_id column."),
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="Run config (TOML); see examples/run.toml.")
+    ] = None,
+    arm: Annotated[
+        list[str] | None,
+        typer.Option("--arm", help="NAME=PROVIDER:MODEL, e.g. cheap=openai:gpt-4o-mini."),
+    ] = None,
+    repeats: Annotated[int | None, typer.Option(help="Attempts per case and arm.")] = None,
+    store: Annotated[
+        Path | None, typer.Option(help="Run store (DuckDB file); default .evaldelta/runs.duckdb.")
+    ] = None,
+    max_cost: Annotated[
+        float | None, typer.Option(help="Stop cleanly once this many USD are spent.")
+    ] = None,
+    score_regex: Annotated[
+        str | None, typer.Option(help="Score 1 when this regex matches the output, else 0.")
+    ] = None,
+    progress: Annotated[bool, typer.Option(help="Progress bar on a terminal.")] = True,
+) -> None:
+    """Run arms over cases (x repeats), recording every attempt in the run store; resumable."""
+    import asyncio
+
+    from evaldelta.errors import UsageError
+    from evaldelta.run.cases import load_cases
+    from evaldelta.run.config import RunConfig, load_config, with_flags
+    from evaldelta.run.execute import execute
+    from evaldelta.run.progress import progress_bar
+
+    base = load_config(config) if config is not None else RunConfig()
+    cfg = with_flags(
+        base,
+        arms=arm or (),
+        cases=cases,
+        repeats=repeats,
+        store=store,
+        max_cost=max_cost,
+        score_regex=score_regex,
+    )
+    if cfg.cases is None:
+        raise UsageError('give a CASES file, or cases = "..." in the run config')
+    case_set = load_cases(cfg.cases)
+    with progress_bar(progress) as update:
+        summary = asyncio.run(execute(cfg, case_set, on_progress=update))
+    p = summary.progress
+    typer.echo(
+        f"evaldelta: run {summary.run_id} {summary.status}: {p.skipped + p.done}/{p.total} "
+        f"attempts ({p.skipped} already stored, {p.done} now, {p.errors} errors); "
+        f"{p.paid_calls} paid calls, {p.cached_calls} from cache, {p.retries} retries, "
+        f"${p.spent_usd:.4f} spent; store {summary.store}",
+        err=True,
+    )
+    typer.echo(f"evaldelta compare --store {summary.store} --run {summary.run_id}", err=True)

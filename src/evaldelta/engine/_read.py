@@ -8,6 +8,7 @@ check fails, :func:`locate` scans the one file again to name the line.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import tempfile
@@ -35,10 +36,13 @@ class Source:
 
     path: Path
     arm: str | None = None
+    run: str | None = None  # set: ``path`` is a run store (evaldelta.store); read this run
 
     @property
     def kind(self) -> str:
-        """``csv``, ``json`` or ``parquet``, from the file name."""
+        """``csv``, ``json``, ``parquet`` from the file name, or ``store`` for a run store."""
+        if self.run is not None:
+            return "store"
         suffix = self.path.suffix.lower()
         if suffix in CSV_SUFFIXES:
             return "csv"
@@ -55,7 +59,7 @@ class Source:
     @property
     def unit(self) -> str:
         """What a position in this file is called in messages."""
-        return "row" if self.kind == "parquet" else "line"
+        return "row" if self.kind in ("parquet", "store") else "line"
 
     def line_of(self, row_index: int) -> int:
         """Turn a 0-based data row index into the number a person finds in the file."""
@@ -106,6 +110,8 @@ def _scan(con: Any, source: Source) -> ir.Table:
             table = con.read_csv(str(path), all_varchar=True, delim=delim, header=True)
         elif kind == "json":
             table = con.read_json(str(path))
+        elif kind == "store":
+            table = _scan_store(con, source)
         else:
             table = con.read_parquet(str(path))
         table.schema()  # forces DuckDB to open and sniff the file now
@@ -114,6 +120,16 @@ def _scan(con: Any, source: Source) -> ir.Table:
             f"cannot read as {kind.upper()}: {_first_line(exc)}", Location(str(path))
         ) from exc
     return table
+
+
+def _scan_store(con: Any, source: Source) -> ir.Table:
+    """One run of a run store: its ``eval_rows`` view, the store attached read-only."""
+    path = str(source.path.resolve())
+    alias = "evaldelta_store_" + hashlib.sha256(path.encode("utf-8")).hexdigest()[:10]
+    quoted = path.replace("'", "''")
+    con.raw_sql(f"ATTACH IF NOT EXISTS '{quoted}' AS {alias} (READ_ONLY)")
+    table = con.table("eval_rows", database=(alias, "main"))
+    return table.filter(table.run_id == source.run)
 
 
 def _first_line(exc: BaseException) -> str:

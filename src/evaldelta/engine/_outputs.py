@@ -1,0 +1,62 @@
+"""Row-level, bounded: the stored ``output`` text of a few listed cases, for side-by-side views.
+
+Only the cases a comparison already lists (the discordant cases, up to ``--list-limit``) are
+looked up, so the query touches a bounded number of rows whatever the input size. Each
+source is scanned again in place (DuckDB reads only the matching rows into Python).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import ibis
+
+from evaldelta.engine._read import TableSet, _as_text, _scan
+
+__all__ = ["case_outputs"]
+
+
+def case_outputs(
+    tables: TableSet, arms: Sequence[str], case_ids: Sequence[str], *, max_chars: int
+) -> dict[tuple[str, str], str]:
+    """Map ``(case_id, arm)`` to that arm's output on the case (its lowest repeat).
+
+    Sources without an ``output`` column contribute nothing; an empty result means no
+    source stores outputs. Texts longer than ``max_chars`` are cut and end in ``[...]``.
+    """
+    if not case_ids:
+        return {}
+    wanted_ids = sorted(set(case_ids))
+    found: dict[tuple[str, str], tuple[int, str]] = {}
+    for source in tables.sources:
+        table = _scan(tables.con, source)
+        if "output" not in table.columns:
+            continue
+        arm = ibis.literal(source.arm) if source.arm is not None else _as_text(table.arm)
+        repeat = (
+            _as_text(table["repeat"]).strip().try_cast("int64").fill_null(0)
+            if "repeat" in table.columns
+            else ibis.literal(0, type="int64")
+        )
+        rows = (
+            table.select(
+                case_id=_as_text(table.case_id),
+                arm=arm,
+                repeat=repeat,
+                output=_as_text(table.output).substr(0, max_chars + 1),
+            )
+            .filter(lambda t: t.case_id.isin(wanted_ids) & t.arm.isin(list(arms)))
+            .to_pyarrow()
+            .to_pylist()
+        )
+        for row in rows:
+            if row["output"] is None:
+                continue
+            key = (str(row["case_id"]), str(row["arm"]))
+            text = str(row["output"])
+            if len(text) > max_chars:
+                text = text[:max_chars] + " [...]"
+            rep = int(row["repeat"])
+            if key not in found or rep < found[key][0]:
+                found[key] = (rep, text)
+    return {key: text for key, (_, text) in found.items()}

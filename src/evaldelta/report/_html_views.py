@@ -1,0 +1,515 @@
+"""View models for the HTML report: every number formatted, every text still raw.
+
+The template (``templates/report.html.j2``, autoescaped) receives only these plain objects.
+Nothing here is HTML: model and case text stays a ``str`` and is escaped by Jinja2 where it
+is written. The plots are the one trusted markup (SVG that matplotlib wrote).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from evaldelta import stats
+from evaldelta.gate import Verdict
+from evaldelta.model import (
+    ALL_CASES,
+    ArmSlice,
+    Comparison,
+    MetricResult,
+    MovedCase,
+    PairComparison,
+    SliceDelta,
+)
+from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct, fmt_signed
+from evaldelta.report.plots import ForestRow, RateRow
+from evaldelta.report.text import _answer_lines, _sort_key
+
+__all__ = [
+    "ArmSummary",
+    "DiffSpan",
+    "MovedView",
+    "PairView",
+    "PlanRow",
+    "SliceRow",
+    "forest_rows",
+    "margins_for",
+    "pair_view",
+    "rate_rows",
+    "word_diff",
+]
+
+
+@dataclass(frozen=True)
+class DiffSpan:
+    """A run of words in a word-level diff: ``same``, ``del`` (baseline) or ``ins``."""
+
+    op: str
+    text: str
+
+
+@dataclass(frozen=True)
+class MovedView:
+    """One moved case: scores, and the outputs side by side with their word diff."""
+
+    case_id: str
+    slice: str
+    baseline: str
+    candidate: str
+    delta: str
+    direction: str  # "up" | "down"
+    baseline_output: str | None
+    candidate_output: str | None
+    diff: tuple[DiffSpan, ...]
+
+
+@dataclass(frozen=True)
+class SliceRow:
+    """One row of the per-slice table beside the forest plot."""
+
+    slice: str
+    delta: str
+    ci: str
+    p: str
+    n: str
+    traffic: str
+    baseline: str
+    candidate: str
+    tone: str  # "worse" | "better" | "unclear"
+
+
+@dataclass(frozen=True)
+class PlanRow:
+    """What sample would settle one inconclusive slice."""
+
+    slice: str
+    n_now: str
+    observed: str
+    mde: str
+    n_needed: str
+    method: str
+
+
+@dataclass(frozen=True)
+class ArmSummary:
+    """One arm in the multi-arm summary (or the per-check table)."""
+
+    arm: str
+    rate: str
+    ci: str
+    n: str
+    delta: str = ""
+    delta_ci: str = ""
+    standardized: str = ""
+    cost: str = ""
+
+
+@dataclass
+class PairView:
+    """Everything the template shows for one pair under one slicing column."""
+
+    index: int
+    metric: str
+    kind: str
+    by: str
+    baseline: str
+    candidate: str
+    binary: bool
+    unit: str
+    answer: list[str]
+    paired_available: bool
+    slice_rows: list[SliceRow]
+    overall: SliceRow
+    forest_svg: str = ""
+    rates_svg: str = ""
+    rate_table: list[tuple[str, str, str, str]] = field(default_factory=list)
+    weight_names: list[str] = field(default_factory=list)
+    weight_rows: list[tuple[str, list[str]]] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    flag: str | None = None
+    table: dict[str, int] | None = None
+    evidence: list[str] = field(default_factory=list)
+    informative: str = ""
+    unpaired: str = ""
+    moved: list[MovedView] = field(default_factory=list)
+    moved_total: int = 0
+    moved_slices: list[str] = field(default_factory=list)
+    has_outputs: bool = False
+    cost: list[tuple[str, str, str]] = field(default_factory=list)
+    cost_ratio: str = ""
+    plan: list[PlanRow] = field(default_factory=list)
+    plan_note: str = ""
+
+
+_WORDS = re.compile(r"\s+|[^\s]+")
+
+
+def word_diff(before: str, after: str) -> tuple[DiffSpan, ...]:
+    """A word-level diff (difflib on words and whitespace runs) as plain-text spans."""
+    a, b = _WORDS.findall(before), _WORDS.findall(after)
+    spans: list[DiffSpan] = []
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            spans.append(DiffSpan("same", "".join(a[i1:i2])))
+            continue
+        if op in ("delete", "replace"):
+            spans.append(DiffSpan("del", "".join(a[i1:i2])))
+        if op in ("insert", "replace"):
+            spans.append(DiffSpan("ins", "".join(b[j1:j2])))
+    return tuple(spans)
+
+
+def _tone(d: SliceDelta) -> str:
+    res = d.main
+    if res is None or not math.isfinite(res.ci.low):
+        return "unclear"
+    if res.ci.high < 0:
+        return "worse"
+    if res.ci.low > 0:
+        return "better"
+    return "unclear"
+
+
+def _rate(mean: float, n: int, single: bool) -> str:
+    if n == 0:
+        return "no cases"
+    return f"{fmt(mean)} ({round(mean * n)}/{n})" if single else f"{fmt(mean)} (n={n})"
+
+
+def _arm_rate(arm: ArmSlice | None, single: bool) -> str:
+    if arm is None:
+        return "no cases"
+    return _rate(arm.estimate.estimate, arm.scored_cases, single)
+
+
+def _slice_row(
+    d: SliceDelta,
+    binary: bool,
+    single: bool,
+    arms: dict[tuple[str, str], ArmSlice],
+    base: str,
+    cand: str,
+) -> SliceRow:
+    res = d.main
+    paired = d.basis == "paired"
+    return SliceRow(
+        slice=d.slice,
+        delta="n/a" if res is None else fmt_delta(res.estimate, binary),
+        ci="" if res is None else fmt_ci(res.ci.low, res.ci.high, binary),
+        p=fmt_p(d.pvalue_holm if d.pvalue_holm is not None else (res.pvalue if res else None)),
+        n=str(d.n_pairs) if paired else "",
+        traffic=fmt_pct(d.traffic_share) if d.traffic_share is not None else "",
+        baseline=_rate(d.baseline_mean, d.n_pairs, single)
+        if paired
+        else _arm_rate(arms.get((base, d.slice)), single),
+        candidate=_rate(d.candidate_mean, d.n_pairs, single)
+        if paired
+        else _arm_rate(arms.get((cand, d.slice)), single),
+        tone=_tone(d),
+    )
+
+
+def margins_for(verdict: Verdict | None, metric: str, by: str, candidate: str) -> dict[str, float]:
+    """The gate's ``max_regression`` bound on each slice's delta for this pair, if any."""
+    if verdict is None or verdict.metric != metric or verdict.by != by:
+        return {}
+    return {
+        r.slice: r.bound
+        for r in verdict.rules
+        if r.rule == "max_regression"
+        and r.candidate == candidate
+        and r.slice is not None
+        and r.bound is not None
+    }
+
+
+def forest_rows(
+    slices: Sequence[SliceDelta], binary: bool, margins: dict[str, float]
+) -> list[ForestRow]:
+    """Forest-plot rows in display units, in the given order."""
+    scale = 100.0 if binary else 1.0
+    rows = []
+    for d in slices:
+        res = d.main
+        nan = math.nan
+        margin = margins.get(d.slice)
+        rows.append(
+            ForestRow(
+                label=d.slice if d.slice != ALL_CASES else "all cases",
+                estimate=res.estimate * scale if res else nan,
+                low=res.ci.low * scale if res else nan,
+                high=res.ci.high * scale if res else nan,
+                n=d.n_pairs,
+                traffic=d.traffic_share,
+                margin=None if margin is None else margin * scale,
+            )
+        )
+    return rows
+
+
+def rate_rows(pair: PairComparison, arms: Sequence[ArmSlice]) -> list[RateRow]:
+    """Each arm's pooled rate (own mix, Wilson or t interval) and its standardized rates."""
+    rows = []
+    for name in (pair.baseline, pair.candidate):
+        arm = next((a for a in arms if a.arm == name and a.slice == ALL_CASES), None)
+        if arm is not None:
+            e = arm.estimate
+            rows.append(RateRow("pooled (own mix)", name, e.estimate, e.ci.low, e.ci.high))
+    for s in pair.standardized:
+        label = "traffic mix" if s.mix == "traffic" else f"chosen mix ({s.mix})"
+        for name in (pair.baseline, pair.candidate):
+            fm = s.per_arm.get(name)
+            if fm is not None:
+                rows.append(RateRow(label, name, fm.estimate, fm.ci.low, fm.ci.high))
+    return rows
+
+
+def _flag(pair: PairComparison, binary: bool) -> str | None:
+    sim = pair.simpson
+    if sim is None or sim.kind == "none" or sim.standardized_delta is None:
+        return None
+    pooled = fmt_delta(sim.pooled_delta, binary)
+    std = fmt_delta(sim.standardized_delta, binary)
+    if sim.kind == "reversal":
+        return (
+            f"Simpson reversal: every common slice moves one way, yet the pooled difference "
+            f"({pooled}) has the opposite sign to the standardized one ({std}), because the "
+            "arms ran on different slice mixes; trust the standardized number."
+        )
+    return (
+        f"Mix shift: the pooled difference ({pooled}) and the standardized difference ({std}) "
+        "disagree in sign, because each arm's pooled number reflects its own slice mix; "
+        "the standardized number is the quality signal."
+    )
+
+
+def _moved(pair: PairComparison) -> list[MovedView]:
+    out = []
+    for m in pair.discordant:
+        diff: tuple[DiffSpan, ...] = ()
+        if m.baseline_output is not None and m.candidate_output is not None:
+            diff = word_diff(m.baseline_output, m.candidate_output)
+        out.append(_moved_view(m, diff))
+    return out
+
+
+def _moved_view(m: MovedCase, diff: tuple[DiffSpan, ...]) -> MovedView:
+    return MovedView(
+        case_id=m.case_id,
+        slice=m.slice,
+        baseline=fmt(m.baseline),
+        candidate=fmt(m.candidate),
+        delta=fmt_signed(m.delta, 2),
+        direction="up" if m.delta > 0 else "down",
+        baseline_output=m.baseline_output,
+        candidate_output=m.candidate_output,
+        diff=diff,
+    )
+
+
+def _evidence(view: PairView, pair: PairComparison, single: bool) -> None:
+    o = pair.overall
+    binary = view.binary
+    if o.paired is None:
+        view.evidence.append(
+            "No paired evidence: the arms share no cases; the deltas above are unpaired."
+        )
+        return
+    if single and o.table is not None:
+        t = o.table
+        view.table = {
+            "both_pass": t.both_pass,
+            "only_baseline": t.only_baseline,
+            "only_candidate": t.only_candidate,
+            "both_fail": t.both_fail,
+        }
+        view.evidence.append(
+            f"The evidence is {t.only_baseline + t.only_candidate} cases, not {o.n_pairs}; "
+            f"exact McNemar p = {fmt_p(o.paired.pvalue)}."
+        )
+    else:
+        view.evidence.append(
+            f"Mean per-case delta {fmt_signed(o.paired.estimate, 4)}, paired SE "
+            f"{fmt(o.paired.se, 4)}, p = {fmt_p(o.paired.pvalue)} ({o.paired.method})."
+        )
+    if o.informative is not None:
+        view.informative = (
+            f"{o.informative} of {o.n_pairs} pairs ({fmt_pct(o.informative_share)}) differ; "
+            "the rest cancel out of the difference."
+        )
+    if o.clustered_ci is not None and o.clustered_se is not None:
+        view.evidence.append(
+            f"Clustered SE (Miller 2024) {fmt(o.clustered_se, 4)}: "
+            f"{fmt_ci(o.clustered_ci.low, o.clustered_ci.high, binary)}."
+        )
+    if o.unpaired is not None:
+        view.unpaired = (
+            f"{fmt_delta(o.unpaired.estimate, binary)} "
+            f"{fmt_ci(o.unpaired.ci.low, o.unpaired.ci.high, binary)} (Welch, SE "
+            f"{fmt(o.unpaired.se, 4)} against the paired SE {fmt(o.paired.se, 4)})"
+        )
+
+
+def _plan(
+    view: PairView, comparison: Comparison, metric: MetricResult, pair: PairComparison
+) -> None:
+    """For each slice whose interval contains zero: its MDE, and the n to detect its delta."""
+    from evaldelta.plan import plan_from_comparison
+
+    unclear = [d for d in pair.slices if d.paired is not None and _tone(d) == "unclear"]
+    if not unclear:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            plan = plan_from_comparison(comparison, metric=metric.metric)
+        except (ValueError, ArithmeticError):
+            return
+    pp = next((p for p in plan.pairs if p.candidate == pair.candidate), None)
+    if pp is None:
+        return
+    by_slice = {s.slice: s for s in pp.slices}
+    binary = view.binary
+    for d in sorted(unclear, key=_sort_key):
+        sp = by_slice.get(d.slice)
+        if sp is None or d.paired is None:
+            continue
+        needed = "n/a"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                if sp.p_only_candidate is not None and sp.p_only_baseline is not None:
+                    res = stats.required_pairs_mcnemar(sp.p_only_candidate, sp.p_only_baseline)
+                else:
+                    res = stats.required_pairs(abs(d.paired.estimate), sp.sd)
+                needed = f"{res.n:,}"
+            except (ValueError, ArithmeticError):
+                needed = "n/a"
+        view.plan.append(
+            PlanRow(
+                slice=d.slice,
+                n_now=str(d.n_pairs),
+                observed=fmt_delta(d.paired.estimate, binary),
+                mde=fmt_delta(sp.mde, binary) if sp.mde is not None else "n/a",
+                n_needed=needed,
+                method=sp.method,
+            )
+        )
+    view.plan_note = (
+        "80% power, alpha 0.05 (two-sided); n/a when the observed delta is zero or the "
+        "slice has no spread to estimate from. The same arithmetic as `evaldelta plan`."
+    )
+
+
+def pair_view(
+    comparison: Comparison,
+    metric: MetricResult,
+    by: str,
+    arms: tuple[ArmSlice, ...],
+    pair: PairComparison,
+    index: int,
+) -> PairView:
+    """Format one pair's numbers (the plots are added by the caller)."""
+    binary = metric.kind == "binary"
+    single = binary and not metric.repeated
+    arm_at = {(a.arm, a.slice): a for a in arms}
+    key = (pair.baseline, pair.candidate)
+    ordered = sorted(pair.slices, key=_sort_key)
+    view = PairView(
+        index=index,
+        metric=metric.metric,
+        kind=("pass/fail" if binary else "graded")
+        + (", repeats averaged per case" if metric.repeated else ""),
+        by=by,
+        baseline=pair.baseline,
+        candidate=pair.candidate,
+        binary=binary,
+        unit="points" if binary else "score units",
+        answer=[line for line in _answer_lines(pair, binary) if line],
+        paired_available=pair.paired_available,
+        slice_rows=[_slice_row(d, binary, single, arm_at, *key) for d in ordered],
+        overall=_slice_row(pair.overall, binary, single, arm_at, *key),
+    )
+    for row in rate_rows(pair, arms):
+        view.rate_table.append(
+            (row.mix, row.arm, fmt(row.estimate), f"[{fmt(row.low)}, {fmt(row.high)}]")
+        )
+    names = [("traffic" if s.mix == "traffic" else f"chosen ({s.mix})") for s in pair.standardized]
+    view.weight_names = names
+    all_slices = sorted({k for s in pair.standardized for k in s.weights})
+    view.weight_rows = [
+        (k, [fmt_pct(s.weights.get(k), 1) if k in s.weights else "" for s in pair.standardized])
+        for k in all_slices
+    ]
+    for s in pair.standardized:
+        if s.dropped_slices:
+            view.dropped.append(
+                f"{s.mix}: {', '.join(s.dropped_slices)} dropped (not covered by both arms), "
+                f"carrying {fmt_pct(s.dropped_weight, 1)} of the weight"
+            )
+    view.flag = _flag(pair, binary)
+    _evidence(view, pair, single)
+    view.moved = _moved(pair)
+    view.moved_total = pair.discordant_total
+    view.moved_slices = sorted({m.slice for m in pair.discordant})
+    view.has_outputs = any(
+        m.baseline_output is not None or m.candidate_output is not None for m in pair.discordant
+    )
+    if pair.cost is not None:
+        c = pair.cost
+        view.cost = [
+            (pair.baseline, f"${fmt(c.baseline_usd, 2)}", f"${fmt(c.baseline_per_case, 4)}"),
+            (pair.candidate, f"${fmt(c.candidate_usd, 2)}", f"${fmt(c.candidate_per_case, 4)}"),
+        ]
+        view.cost_ratio = fmt(c.ratio, 2)
+    _plan(view, comparison, metric, pair)
+    return view
+
+
+def arm_summaries(metric: MetricResult) -> list[ArmSummary]:
+    """Every arm of the first slicing column: rate, delta vs baseline, standardized delta, cost."""
+    slicing = metric.slicings[0]
+    binary = metric.kind == "binary"
+    out = []
+    pairs = {p.candidate: p for p in slicing.pairs}
+    for a in slicing.arms:
+        if a.slice != ALL_CASES:
+            continue
+        row = ArmSummary(
+            arm=a.arm,
+            rate=fmt(a.estimate.estimate),
+            ci=f"[{fmt(a.estimate.ci.low)}, {fmt(a.estimate.ci.high)}]",
+            n=str(a.scored_cases),
+        )
+        pair = pairs.get(a.arm)
+        if pair is not None:
+            res = pair.overall.main
+            std = pair.standardized[-1] if pair.standardized else None
+            cost = pair.cost
+            row = ArmSummary(
+                arm=row.arm,
+                rate=row.rate,
+                ci=row.ci,
+                n=row.n,
+                delta=fmt_delta(res.estimate, binary) if res else "n/a",
+                delta_ci=fmt_ci(res.ci.low, res.ci.high, binary) if res else "",
+                standardized=(
+                    f"{fmt_delta(std.delta.estimate, binary)} ({std.mix})" if std else ""
+                ),
+                cost=f"${fmt(cost.candidate_per_case, 4)}/case" if cost else "",
+            )
+        elif slicing.pairs and slicing.pairs[0].cost is not None:
+            row = ArmSummary(
+                arm=row.arm,
+                rate=row.rate,
+                ci=row.ci,
+                n=row.n,
+                cost=f"${fmt(slicing.pairs[0].cost.baseline_per_case, 4)}/case",
+            )
+        out.append(row)
+    return out

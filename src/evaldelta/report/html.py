@@ -1,0 +1,193 @@
+"""The self-contained HTML report: one file, no request leaves the page.
+
+Built from a :class:`~evaldelta.model.Comparison` (and a gate
+:class:`~evaldelta.gate.Verdict` when a policy ran):
+
+- view models (``_html_views.py``) format every number; model and case text stays raw;
+- matplotlib draws the forest and rates plots as SVG (``plots.py``), inlined as markup;
+- Jinja2 renders ``templates/report.html.j2`` with ``autoescape=True``: every piece of text
+  from the data (slice names, case ids, arm names, outputs) is escaped where it is written.
+  The SVG is the only markup marked safe; matplotlib escapes the text it writes into it.
+
+The page carries a strict Content-Security-Policy (``default-src 'none'``; inline styles;
+``img-src data:``; the one inline script allowed by its sha256 hash), so even an escaping bug
+could neither load nor run anything. The script only filters the moved-case table by slice;
+it reads ``dataset`` values and toggles ``hidden``, never ``innerHTML`` or ``eval``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
+
+from evaldelta.gate import Verdict
+from evaldelta.model import Comparison
+from evaldelta.report import plots
+from evaldelta.report._format import fmt_pct
+from evaldelta.report._html_views import (
+    PairView,
+    arm_summaries,
+    forest_rows,
+    margins_for,
+    pair_view,
+    rate_rows,
+)
+from evaldelta.report.verdict import _basis_note, _headline, _outcome_word, _where, rule_numbers
+
+__all__ = ["CSP", "FILTER_SCRIPT", "render_html", "write_pngs"]
+
+FILTER_SCRIPT = """
+document.querySelectorAll("select[data-filter]").forEach(function (sel) {
+  sel.addEventListener("change", function () {
+    var table = document.getElementById(sel.getAttribute("data-filter"));
+    if (!table) { return; }
+    table.querySelectorAll("tbody tr[data-slice]").forEach(function (row) {
+      row.hidden = sel.value !== "" && row.getAttribute("data-slice") !== sel.value;
+    });
+  });
+});
+"""
+
+
+def _script_hash(script: str) -> str:
+    digest = hashlib.sha256(script.encode("utf-8")).digest()
+    return "sha256-" + base64.b64encode(digest).decode("ascii")
+
+
+CSP = (
+    "default-src 'none'; "
+    "style-src 'unsafe-inline'; "
+    "img-src data:; "
+    f"script-src '{_script_hash(FILTER_SCRIPT)}'; "
+    "base-uri 'none'; form-action 'none'"
+)
+
+_ENV = Environment(
+    loader=PackageLoader("evaldelta.report", "templates"),
+    autoescape=select_autoescape(default=True, default_for_string=True),
+    undefined=StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+)
+
+
+def _sections(
+    comparison: Comparison, verdict: Verdict | None
+) -> list[tuple[PairView, list[plots.ForestRow], plots.ForestRow, list[plots.RateRow]]]:
+    """Every (metric, slicing column, pair) with its view and plot rows, in report order."""
+    out = []
+    index = 0
+    for metric in comparison.metrics:
+        binary = metric.kind == "binary"
+        for slicing in metric.slicings:
+            for pair in slicing.pairs:
+                view = pair_view(comparison, metric, slicing.by, slicing.arms, pair, index)
+                ordered = sorted(pair.slices, key=_order_key)
+                margins = margins_for(verdict, metric.metric, slicing.by, pair.candidate)
+                rows = forest_rows(ordered, binary, margins)
+                overall = forest_rows([pair.overall], binary, {})[0]
+                out.append((view, rows, overall, rate_rows(pair, slicing.arms)))
+                index += 1
+    return out
+
+
+def _order_key(d: Any) -> tuple[int, float]:
+    from evaldelta.report.text import _sort_key
+
+    return _sort_key(d)
+
+
+def _verdict_view(verdict: Verdict) -> dict[str, Any]:
+    binary = verdict.kind == "binary"
+    order = {"fail": 0, "inconclusive": 1, "pass": 2}
+    rules = []
+    for r in sorted(verdict.rules, key=lambda r: order.get(r.outcome, 3)):
+        est, ci, bound, n = rule_numbers(r, binary)
+        rules.append(
+            {
+                "outcome": r.outcome,
+                "word": _outcome_word(r),
+                "rule": r.rule,
+                "candidate": r.candidate,
+                "where": _where(r),
+                "estimate": est,
+                "ci": ci,
+                "bound": bound,
+                "n": n,
+                "why": r.sentence,
+            }
+        )
+    return {
+        "decision": verdict.decision,
+        "headline": _headline(verdict),
+        "basis": _basis_note(verdict),
+        "policy": verdict.policy,
+        "metric": verdict.metric,
+        "by": verdict.by,
+        "rules": rules,
+    }
+
+
+def render_html(
+    comparison: Comparison, verdict: Verdict | None = None, *, title: str | None = None
+) -> str:
+    """The whole report as one self-contained HTML page (inline CSS, SVG and script)."""
+    sections = []
+    for view, rows, overall, rates in _sections(comparison, verdict):
+        forest = plots.forest_figure(rows, unit=view.unit, plot_id=view.index, overall=overall)
+        view.forest_svg = plots.figure_svg(
+            forest, title=f"Per-slice deltas, {view.candidate} - {view.baseline}"
+        )
+        rates_fig = plots.rates_figure(rates, arms=(view.baseline, view.candidate))
+        view.rates_svg = plots.figure_svg(rates_fig, title="Pooled and fixed-mix rates per arm")
+        sections.append(view)
+    checks = [m for m in comparison.metrics if m.metric.startswith("check.")]
+    summaries = (
+        [
+            (m.metric, arm_summaries(m))
+            for m in comparison.metrics
+            if not m.metric.startswith("check.")
+        ]
+        if len(comparison.candidates) > 1
+        else []
+    )
+    template = _ENV.get_template("report.html.j2")
+    return template.render(
+        title=title or f"evaldelta: {', '.join(comparison.candidates)} vs {comparison.baseline}",
+        csp=CSP,
+        script=Markup(FILTER_SCRIPT),  # a constant; its hash is in the CSP
+        comparison=comparison,
+        confidence=fmt_pct(comparison.confidence),
+        verdict=_verdict_view(verdict) if verdict is not None else None,
+        sections=sections,
+        svg=Markup,  # the template marks only the matplotlib SVG as safe
+        checks=[(m.metric, arm_summaries(m)) for m in checks],
+        summaries=summaries,
+    )
+
+
+def write_pngs(
+    comparison: Comparison, directory: Path, verdict: Verdict | None = None
+) -> Sequence[Path]:
+    """Write each pair's forest plot and rates plot as PNG (for slides); return the paths.
+
+    Names: ``forest-<k>.png`` and ``rates-<k>.png``, ``<k>`` numbering the pairs in the
+    order the report shows them (metric, slicing column, candidate).
+    """
+    written = []
+    for view, rows, overall, rates in _sections(comparison, verdict):
+        forest = plots.forest_figure(rows, unit=view.unit, plot_id=view.index, overall=overall)
+        forest.suptitle(
+            plots.plain_label(f"{view.candidate} - {view.baseline} · {view.metric} · by {view.by}")
+        )
+        written.append(plots.figure_png(forest, directory / f"forest-{view.index}.png"))
+        rates_fig = plots.rates_figure(rates, arms=(view.baseline, view.candidate))
+        written.append(plots.figure_png(rates_fig, directory / f"rates-{view.index}.png"))
+    return written

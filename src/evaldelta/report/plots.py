@@ -1,0 +1,240 @@
+"""Plots for the HTML report and for slides, drawn with matplotlib (SVG inline, PNG on request).
+
+Two figures per pair (baseline against one candidate):
+
+- the **forest plot**: each slice's paired delta with its interval, worst first, the slice's
+  case count and traffic weight beside it, the zero line and the gate margin drawn;
+- the **rates plot**: each arm's pooled rate (its own mix) beside its fixed-mix
+  (standardized) rates, with intervals.
+
+SVG output is deterministic (fixed ``svg.hashsalt``, no date metadata) and keeps text as text
+(``svg.fonttype = "none"``). Every slice row of the forest plot is one SVG group with the id
+``forest-<k>-mark-<i>`` (``<k>`` numbers the plot within the page), so a browser test can
+count one mark per slice. Slice and arm names are data: matplotlib writes them as escaped XML
+text, and ``$`` is escaped so a name is never parsed as mathtext.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+
+from evaldelta.report._format import fmt_pct
+
+__all__ = [
+    "ForestRow",
+    "RateRow",
+    "figure_png",
+    "figure_svg",
+    "forest_figure",
+    "plain_label",
+    "rates_figure",
+]
+
+BASELINE_COLOUR = "#5b6770"
+CANDIDATE_COLOUR = "#1f6fb2"
+WORSE_COLOUR = "#c0392b"
+BETTER_COLOUR = "#1e8449"
+NEUTRAL_COLOUR = "#34495e"
+MARGIN_COLOUR = "#d35400"
+
+_RC: dict[str, Any] = {
+    "svg.fonttype": "none",
+    "svg.hashsalt": "evaldelta",
+    "font.family": "DejaVu Sans",
+    "font.size": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "text.usetex": False,
+}
+
+
+@dataclass(frozen=True)
+class ForestRow:
+    """One slice of the forest plot, in display units (points for rates, score units else)."""
+
+    label: str
+    estimate: float
+    low: float
+    high: float
+    n: int
+    traffic: float | None
+    margin: float | None = None  # the gate's bound on the delta (e.g. -15), when a policy ran
+
+
+@dataclass(frozen=True)
+class RateRow:
+    """One arm's rate under one mix (pooled or standardized), with its interval."""
+
+    mix: str
+    arm: str
+    estimate: float
+    low: float
+    high: float
+
+
+def plain_label(text: str) -> str:
+    """Keep a data label out of mathtext: escape every ``$``."""
+    return text.replace("$", r"\$")
+
+
+@contextmanager
+def _style() -> Iterator[None]:
+    with plt.rc_context(_RC):  # type: ignore[arg-type]
+        yield
+
+
+def _finite(*values: float) -> bool:
+    return all(math.isfinite(v) for v in values)
+
+
+def forest_figure(
+    rows: Sequence[ForestRow],
+    *,
+    unit: str,
+    plot_id: int = 0,
+    overall: ForestRow | None = None,
+) -> Figure:
+    """The forest plot of per-slice deltas, rows in the given order (worst first, top down).
+
+    ``overall`` (all cases) is drawn below the slices as a diamond; it is not a slice mark.
+    Each row's gate margin, when given, is a short orange tick; when every row shares one
+    margin it is one dashed line across the plot instead.
+    """
+    with _style():
+        n_rows = len(rows) + (1 if overall is not None else 0)
+        height = 1.0 + 0.28 * max(n_rows, 1)
+        fig = Figure(figsize=(6.4, height))
+        ax = fig.add_axes((0.32, 0.7 / height, 0.50, 1 - 1.0 / height))
+        labels: list[str] = []
+        xs: list[float] = []
+        for i, row in enumerate(rows):
+            y = n_rows - 1 - i
+            labels.append(row.label)
+            colour = (
+                WORSE_COLOUR if row.high < 0 else BETTER_COLOUR if row.low > 0 else NEUTRAL_COLOUR
+            )
+            if _finite(row.estimate, row.low, row.high):
+                (line,) = ax.plot([row.low, row.high], [y, y], color=colour, lw=1.6)
+                (point,) = ax.plot([row.estimate], [y], "o", color=colour, ms=4.5)
+                line.set_gid(f"forest-{plot_id}-mark-{i}")
+                point.set_gid(f"forest-{plot_id}-point-{i}")
+                xs += [row.low, row.high]
+            else:
+                (line,) = ax.plot([0], [y], "x", color="#999999", ms=4)
+                line.set_gid(f"forest-{plot_id}-mark-{i}")
+            side = f"n={row.n}" + (f" · {fmt_pct(row.traffic)}" if row.traffic is not None else "")
+            ax.text(1.02, y, side, transform=ax.get_yaxis_transform(), va="center", fontsize=8)
+        if overall is not None and _finite(overall.estimate, overall.low, overall.high):
+            ax.plot([overall.low, overall.high], [0, 0], color="black", lw=2.2)
+            ax.plot([overall.estimate], [0], "D", color="black", ms=5.5)
+            labels.append(overall.label)
+            xs += [overall.low, overall.high]
+            ax.text(
+                1.02, 0, f"n={overall.n}", transform=ax.get_yaxis_transform(), va="center",
+                fontsize=8,
+            )  # fmt: skip
+        elif overall is not None:
+            labels.append(overall.label)
+        ax.set_yticks(range(n_rows - 1, -1, -1), [plain_label(lab) for lab in labels])
+        ax.axvline(0, color="black", lw=0.8)
+        margins = {r.margin for r in rows if r.margin is not None and math.isfinite(r.margin)}
+        if len(margins) == 1:
+            m = margins.pop()
+            ax.axvline(m, color=MARGIN_COLOUR, lw=1, ls="--", label=f"gate margin {m:+g}")
+            ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), fontsize=7, frameon=False)
+            xs.append(m)
+        else:
+            for i, row in enumerate(rows):
+                if row.margin is not None and math.isfinite(row.margin):
+                    y = n_rows - 1 - i
+                    ax.plot([row.margin] * 2, [y - 0.35, y + 0.35], color=MARGIN_COLOUR, lw=1.2)
+                    xs.append(row.margin)
+        if xs:
+            lo, hi = min([*xs, 0.0]), max([*xs, 0.0])
+            pad = (hi - lo) * 0.06 or 1.0
+            ax.set_xlim(lo - pad, hi + pad)
+        ax.set_ylim(-0.7, n_rows - 0.3)
+        ax.set_xlabel(f"candidate - baseline ({unit})")
+        ax.grid(axis="x", color="#e5e5e5", lw=0.6)
+        ax.set_axisbelow(True)
+        return fig
+
+
+def rates_figure(rows: Sequence[RateRow], *, arms: Sequence[str]) -> Figure:
+    """Each arm's rate under each mix (pooled first), with intervals, one colour per arm."""
+    with _style():
+        mixes = list(dict.fromkeys(r.mix for r in rows))
+        height = 1.1 + 0.55 * max(len(mixes), 1)
+        fig = Figure(figsize=(7.2, height))
+        ax = fig.add_axes((0.30, 0.7 / height, 0.62, 1 - 1.1 / height))
+        palette = [BASELINE_COLOUR, CANDIDATE_COLOUR, "#8e44ad", "#16a085", "#b7950b"]
+        offsets = _offsets(len(arms))
+        for k, arm in enumerate(arms):
+            colour = palette[k % len(palette)]
+            first = True
+            for row in rows:
+                if row.arm != arm or not _finite(row.estimate):
+                    continue
+                y = len(mixes) - 1 - mixes.index(row.mix) + offsets[k]
+                if _finite(row.low, row.high):
+                    ax.plot([row.low, row.high], [y, y], color=colour, lw=1.6)
+                ax.plot(
+                    [row.estimate], [y], "o", color=colour, ms=4.5,
+                    label=plain_label(arm) if first else None,
+                )  # fmt: skip
+                first = False
+        ax.set_yticks(range(len(mixes) - 1, -1, -1), [plain_label(m) for m in mixes])
+        ax.set_ylim(-0.6, len(mixes) - 0.4)
+        ax.set_xlabel("rate or mean (interval)")
+        ax.grid(axis="x", color="#e5e5e5", lw=0.6)
+        fig.legend(loc="upper center", ncol=len(arms), fontsize=8, frameon=False)
+        return fig
+
+
+def _offsets(k: int) -> list[float]:
+    if k <= 1:
+        return [0.0]
+    step = 0.5 / (k - 1)
+    return [0.25 - i * step for i in range(k)]
+
+
+_XML_HEAD = re.compile(r"^.*?(?=<svg)", re.DOTALL)
+
+
+def figure_svg(fig: Figure, *, title: str | None = None) -> str:
+    """The figure as an inline ``<svg>`` element (no XML prolog, no doctype, no date)."""
+    with _style():
+        buf = io.StringIO()
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    svg = _XML_HEAD.sub("", buf.getvalue(), count=1)
+    svg = svg.replace("<svg ", '<svg role="img" ', 1)
+    if title is not None:
+        from markupsafe import escape
+
+        head = re.search(r"<svg[^>]*>", svg)
+        if head is not None:
+            cut = head.end()
+            svg = f"{svg[:cut]}<title>{escape(title)}</title>{svg[cut:]}"
+    return svg
+
+
+def figure_png(fig: Figure, path: Path, *, dpi: int = 160) -> Path:
+    """Write the figure as a PNG (for slides); returns the path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _style():
+        fig.savefig(path, format="png", dpi=dpi, metadata={"Software": None})
+    return path

@@ -1,0 +1,136 @@
+"""The terminal report with rich: the text report's content, with tables and colour.
+
+Used by the CLI only when standard output is a terminal; piped or redirected output stays the
+plain :func:`~evaldelta.report.text.render_text`. Colour follows rich's rules: ``NO_COLOR``
+(any value) turns it off and the tables still read as tables. Data (slice names, arm names,
+case ids) is never parsed as rich markup: every cell is a :class:`rich.text.Text`.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from evaldelta.model import ArmSlice, Comparison, MetricResult, PairComparison
+from evaldelta.report._format import fmt, fmt_pct
+from evaldelta.report.text import (
+    _answer_lines,
+    _arm_lines,
+    _coverage_lines,
+    _evidence_lines,
+    _label,
+    _pooled_lines,
+    _slice_cells,
+    _sort_key,
+    _standardized_lines,
+)
+
+__all__ = ["print_terminal", "terminal_renderables"]
+
+
+def _line(text: str) -> Text:
+    if text.startswith("!") or text.lstrip().startswith("! "):
+        return Text(text, style="bold yellow")
+    if text.startswith("Answer:"):
+        return Text(text, style="bold")
+    if text.startswith("Worst slice:"):
+        return Text(text, style="bold red")
+    return Text(text)
+
+
+def _slice_table(
+    comparison: Comparison,
+    metric: MetricResult,
+    arms: tuple[ArmSlice, ...],
+    pair: PairComparison,
+) -> Table:
+    b, c = pair.baseline, pair.candidate
+    binary = metric.kind == "binary"
+    single = binary and not metric.repeated
+    unit = "pts" if binary else "score units"
+    has_traffic = any(d.traffic_share is not None for d in pair.slices)
+    arm_at = {(a.arm, a.slice): a for a in arms}
+    table = Table(
+        title=Text(
+            f"Per slice, worst first: {c} - {b}, in {unit} "
+            f"({'paired on shared cases' if pair.paired_available else 'unpaired'})"
+        ),
+        title_justify="left",
+        header_style="bold",
+    )
+    heads = ["slice", "delta", f"{fmt_pct(comparison.confidence)} interval", "p (Holm)", "n", b, c]
+    if has_traffic:
+        heads.append("traffic")
+    for i, head in enumerate(heads):
+        table.add_column(Text(head), justify="left" if i in (0, 2) else "right")
+    for d in sorted(pair.slices, key=_sort_key):
+        cells = _slice_cells(d, binary, single, arm_at, b, c, has_traffic)
+        res = d.main
+        style = ""
+        if res is not None and res.ci.high < 0:
+            style = "red"
+        elif res is not None and res.ci.low > 0:
+            style = "green"
+        table.add_row(*(Text(x, style=style if i == 1 else "") for i, x in enumerate(cells)))
+    cells = _slice_cells(pair.overall, binary, single, arm_at, b, c, has_traffic, overall=True)
+    table.add_row(*(Text(x, style="bold") for x in cells), end_section=True)
+    return table
+
+
+def _pair_renderables(
+    comparison: Comparison,
+    metric: MetricResult,
+    by: str,
+    arms: tuple[ArmSlice, ...],
+    pair: PairComparison,
+) -> list[RenderableType]:
+    b, c = pair.baseline, pair.candidate
+    binary = metric.kind == "binary"
+    single = binary and not metric.repeated
+    conf = fmt_pct(comparison.confidence)
+    out: list[RenderableType] = [
+        Text(
+            f"evaldelta compare · {b} -> {c} · metric: {_label(metric)} · by {by} · "
+            f"{conf} intervals",
+            style="bold cyan",
+        ),
+        Text(""),
+    ]
+    out += [_line(x) for x in _answer_lines(pair, binary)]
+    if not pair.paired_available:
+        out.append(_line(f"! No paired analysis: {b} and {c} share no cases."))
+    out.append(_slice_table(comparison, metric, arms, pair))
+    lines = _standardized_lines(pair, binary, b, c)
+    lines += _pooled_lines(pair, metric, arms, b, c)
+    lines += _evidence_lines(pair, single, binary, b, c)
+    lines += _coverage_lines(pair, b, c)
+    lines += _arm_lines(arms, (b, c), single, conf)
+    if pair.cost is not None:
+        cost = pair.cost
+        lines.append(
+            f"Cost: {b} ${fmt(cost.baseline_usd, 2)} · {c} ${fmt(cost.candidate_usd, 2)} · "
+            f"ratio {c}/{b} {fmt(cost.ratio, 2)}"
+        )
+    out += [_line(x) for x in lines]
+    out.append(Text(""))
+    return out
+
+
+def terminal_renderables(comparison: Comparison) -> Group:
+    """The whole report as rich renderables (tables, coloured flags)."""
+    parts: list[RenderableType] = []
+    for metric in comparison.metrics:
+        for slicing in metric.slicings:
+            for pair in slicing.pairs:
+                parts += _pair_renderables(comparison, metric, slicing.by, slicing.arms, pair)
+    if comparison.notes:
+        parts.append(Text("Notes (undefined statistics are shown as n/a, never as 0):"))
+        parts += [Text(f"  - {n}") for n in comparison.notes]
+    return Group(*parts)
+
+
+def print_terminal(comparison: Comparison, console: Console | None = None) -> None:
+    """Print the report to a terminal (colour unless ``NO_COLOR`` is set)."""
+    console = console or Console(highlight=False, soft_wrap=True)
+    console.print(terminal_renderables(comparison))

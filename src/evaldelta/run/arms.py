@@ -1,0 +1,112 @@
+"""What one attempt of an arm does: a model arm makes one call; a cascade makes one or two.
+
+A cascade calls its cheap step, runs the verifier on the output, and when the verifier fails
+calls its strong step instead; the attempt records which model answered (``model_used``),
+whether it escalated, and every call with its tokens, cost and latency. The calls themselves
+go through a :data:`Caller` (the scheduler's: cache, lanes, prices, store), so this module
+makes no I/O of its own.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from evaldelta.run.config import Arm, CascadeArm, ModelArm, RunConfig
+
+__all__ = ["Call", "Caller", "Outcome", "run_attempt"]
+
+
+@dataclass(frozen=True)
+class Call:
+    """One model call as recorded: which step, model and endpoint, and what it cost."""
+
+    step: str
+    model: str
+    cache_key: str
+    cached: bool = False
+    text: str | None = None
+    model_version: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
+    latency_ms: float | None = None
+    error: str | None = None
+
+
+Caller = Callable[[ModelArm, Mapping[str, Any], str, int], Awaitable[Call]]
+
+
+def _total(values: Sequence[float | int | None]) -> Any:
+    """Sum of known values; None when any is unknown (an unknown cost is not zero)."""
+    if any(v is None for v in values):
+        return None
+    return sum(v for v in values if v is not None)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One finished attempt (before scoring)."""
+
+    output: str | None
+    error: str | None
+    model_used: str | None
+    model_version: str | None
+    escalated: bool | None
+    calls: tuple[Call, ...]
+
+    def values(self) -> dict[str, Any]:
+        """The attempt's columns for the store (score is added by the scheduler)."""
+        return {
+            "output": self.output,
+            "error": self.error,
+            "model_used": self.model_used,
+            "model_version": self.model_version,
+            "escalated": self.escalated,
+            "input_tokens": _total([c.input_tokens for c in self.calls]),
+            "output_tokens": _total([c.output_tokens for c in self.calls]),
+            "cost_usd": _total([c.cost_usd for c in self.calls]),
+            "latency_ms": _total([c.latency_ms for c in self.calls]),
+            "calls_json": json.dumps([asdict(c) for c in self.calls], default=str),
+        }
+
+
+async def run_attempt(
+    arm: Arm,
+    config: RunConfig,
+    case: Mapping[str, Any],
+    case_id: str,
+    repeat: int,
+    caller: Caller,
+) -> Outcome:
+    """Run one attempt of ``arm`` on one case in one repeat."""
+    if isinstance(arm, ModelArm):
+        call = await caller(arm, case, case_id, repeat)
+        return Outcome(call.text, call.error, arm.model, call.model_version, None, (call,))
+    return await _cascade(arm, config, case, case_id, repeat, caller)
+
+
+async def _cascade(
+    arm: CascadeArm,
+    config: RunConfig,
+    case: Mapping[str, Any],
+    case_id: str,
+    repeat: int,
+    caller: Caller,
+) -> Outcome:
+    cheap, strong = config.model_arm(arm.cheap), config.model_arm(arm.strong)
+    first = await caller(cheap, case, case_id, repeat)
+    if first.error is not None:
+        return Outcome(None, f"cheap step: {first.error}", cheap.model, None, False, (first,))
+    try:
+        verified = arm.verifier.passes(first.text or "", case)
+    except Exception as exc:  # a user's verifier callable failed
+        message = f"verifier raised {type(exc).__name__}: {exc}"
+        return Outcome(first.text, message, cheap.model, first.model_version, False, (first,))
+    if verified:
+        return Outcome(first.text, None, cheap.model, first.model_version, False, (first,))
+    second = await caller(strong, case, case_id, repeat)
+    error = f"strong step: {second.error}" if second.error is not None else None
+    return Outcome(second.text, error, strong.model, second.model_version, True, (first, second))

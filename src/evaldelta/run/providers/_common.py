@@ -1,0 +1,65 @@
+"""What the HTTP providers share: API keys from the environment, redaction, Retry-After.
+
+Keys are read here, at construction, from a named environment variable and kept only on the
+SDK client. Every message a provider raises passes through :func:`redact`, so a server that
+echoes the key back (some do, partly masked) cannot carry it into the store or a log.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import os
+import time
+from collections.abc import Mapping
+
+from evaldelta.errors import ProviderSetupError
+
+__all__ = ["api_key_from_env", "parse_retry_after", "redact"]
+
+NO_KEY = "not-needed"  # sent to local servers (vLLM, Ollama, llama.cpp) that ignore the key
+
+
+def api_key_from_env(variable: str, *, provider: str, required: bool) -> str:
+    """The API key in ``variable``; a placeholder for local servers when not ``required``."""
+    value = os.environ.get(variable, "").strip()
+    if value:
+        return value
+    if required:
+        raise ProviderSetupError(
+            f"provider {provider!r} needs an API key in the environment variable {variable}, "
+            "which is unset or empty (keys are read from the environment only)"
+        )
+    return NO_KEY
+
+
+def redact(text: str, secret: str | None) -> str:
+    """``text`` with every occurrence of ``secret`` (and its last 8 characters) masked."""
+    if not secret or secret == NO_KEY:
+        return text
+    text = text.replace(secret, "***")
+    tail = secret[-8:]
+    return text.replace(tail, "***") if len(tail) >= 6 else text
+
+
+def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` (seconds or HTTP date) or ``retry-after-ms``."""
+    if not headers:
+        return None
+    lowered = {k.lower(): v for k, v in headers.items()}
+    ms = lowered.get("retry-after-ms")
+    if ms is not None:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    value = lowered.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        try:
+            parsed = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        return max(0.0, parsed.timestamp() - time.time())

@@ -1,0 +1,302 @@
+"""The run store: one embedded DuckDB file (default ``.evaldelta/runs.duckdb``), schema-versioned.
+
+Tables::
+
+    meta       key, value                      schema_version
+    runs       one row per run: status, case file and its hash, repeats, evaldelta version,
+               free-form pins, the case columns
+    run_arms   one row per (run, arm): provider kind and endpoint, requested model, every
+               generation parameter, template hash, verifier / scorer, the model versions
+               the API reported (filled when the run finishes or stops)
+    cases      one row per (run, case): the case row as JSON
+    attempts   one row per (run, arm, case, repeat): output, score, error, model_used,
+               escalated, tokens, cost, latency, and every call made (JSON)
+    responses  the response cache: one row per successful paid call, keyed on provider,
+               model, parameters, rendered prompt and repeat index
+    eval_rows  VIEW: attempts in the long row format plus the case's columns, which
+               ``evaldelta compare --store PATH [--run ID]`` reads in place
+
+Durability: DuckDB commits each statement (autocommit), writing it to the write-ahead log
+before the call returns; a killed process loses nothing committed, and the next open replays
+the log. :meth:`Store.close` checkpoints. There is one writer: the runner makes every write
+from its event-loop thread, one at a time, and DuckDB's file lock keeps other processes out.
+No API key is ever a value written here (see :mod:`evaldelta.run.providers._common`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from evaldelta.errors import StoreError
+
+__all__ = ["RESERVED_COLUMNS", "SCHEMA_VERSION", "Store", "resolve_run"]
+
+SCHEMA_VERSION = 1
+RESERVED_COLUMNS = frozenset(
+    {"run_id", "case_id", "arm", "repeat", "score", "output", "error", "model_used",
+     "model_version", "escalated", "input_tokens", "output_tokens", "cost_usd", "latency_ms",
+     "calls_json", "finished_at"}
+)  # fmt: skip
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id VARCHAR PRIMARY KEY, created_at TIMESTAMP, updated_at TIMESTAMP, status VARCHAR,
+    evaldelta_version VARCHAR, cases_path VARCHAR, cases_sha256 VARCHAR, n_cases INTEGER,
+    repeats INTEGER, arms VARCHAR, pins_json VARCHAR, case_columns VARCHAR);
+CREATE TABLE IF NOT EXISTS run_arms (
+    run_id VARCHAR, arm VARCHAR, kind VARCHAR, pins_json VARCHAR,
+    reported_model_versions VARCHAR, PRIMARY KEY (run_id, arm));
+CREATE TABLE IF NOT EXISTS cases (
+    run_id VARCHAR, case_id VARCHAR, position INTEGER, case_json VARCHAR,
+    PRIMARY KEY (run_id, case_id));
+CREATE TABLE IF NOT EXISTS attempts (
+    run_id VARCHAR, arm VARCHAR, case_id VARCHAR, repeat INTEGER, output VARCHAR, score DOUBLE,
+    error VARCHAR, model_used VARCHAR, model_version VARCHAR, escalated BOOLEAN,
+    input_tokens BIGINT, output_tokens BIGINT, cost_usd DOUBLE, latency_ms DOUBLE,
+    calls_json VARCHAR, finished_at TIMESTAMP, PRIMARY KEY (run_id, arm, case_id, repeat));
+CREATE TABLE IF NOT EXISTS responses (
+    cache_key VARCHAR PRIMARY KEY, provider VARCHAR, model VARCHAR, text VARCHAR,
+    model_version VARCHAR, input_tokens BIGINT, output_tokens BIGINT, finish_reason VARCHAR,
+    latency_ms DOUBLE, created_at TIMESTAMP);
+"""
+
+ATTEMPT_FIELDS = (
+    "output", "score", "error", "model_used", "model_version", "escalated",
+    "input_tokens", "output_tokens", "cost_usd", "latency_ms", "calls_json",
+)  # fmt: skip
+RESPONSE_FIELDS = ("provider", "model", "text", "model_version", "input_tokens",
+                   "output_tokens", "finish_reason", "latency_ms")  # fmt: skip
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _json_path(name: str) -> str:
+    return "'$.\"" + name.replace("\\", "\\\\").replace('"', '\\"').replace("'", "''") + "\"'"
+
+
+class Store:
+    """An open run store; use as a context manager, or call :meth:`close`."""
+
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
+        self.path = Path(path)
+        if read_only and not self.path.is_file():
+            raise StoreError(f"the run store {self.path} does not exist")
+        if not read_only:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.con = duckdb.connect(str(self.path), read_only=read_only)
+        except duckdb.Error as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            if "lock" in first.lower():
+                raise StoreError(
+                    f"the run store {self.path} is in use by another process ({first})"
+                ) from None
+            raise StoreError(f"cannot open the run store {self.path}: {first}") from None
+        self._check_schema(read_only)
+
+    def _check_schema(self, read_only: bool) -> None:
+        tables = {
+            r[0] for r in self.con.execute("SELECT table_name FROM duckdb_tables()").fetchall()
+        }
+        if "meta" not in tables:
+            if read_only:
+                raise StoreError(f"{self.path} is not an evaldelta run store (no meta table)")
+            self.con.execute(_DDL)
+            self.con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+            self._refresh_view()
+            return
+        row = self.con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        version = int(row[0]) if row else None
+        if version != SCHEMA_VERSION:
+            raise StoreError(
+                f"the run store {self.path} has schema version {version}; this evaldelta "
+                f"reads version {SCHEMA_VERSION}"
+            )
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Checkpoint (fold the write-ahead log into the file) and close."""
+        with contextlib.suppress(duckdb.Error):  # read-only connections cannot checkpoint
+            self.con.execute("CHECKPOINT")
+        self.con.close()
+
+    # -- runs ------------------------------------------------------------------------------
+    def begin_run(
+        self,
+        run_id: str,
+        *,
+        cases_path: str,
+        cases_sha256: str,
+        cases: Sequence[tuple[str, Mapping[str, Any]]],
+        case_columns: Sequence[str],
+        repeats: int,
+        arms: Mapping[str, Mapping[str, Any]],
+        pins: Mapping[str, Any],
+        evaldelta_version: str,
+    ) -> bool:
+        """Record a new run (and its cases and arm pins); False when it exists (a resume)."""
+        if self.con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchone():
+            self.set_status(run_id, "running")
+            return False
+        now = _now()
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            self.con.execute(
+                "INSERT INTO runs VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
+                [run_id, now, now, evaldelta_version, cases_path, cases_sha256, len(cases),
+                 repeats, json.dumps(list(arms)), json.dumps(pins, sort_keys=True, default=str),
+                 json.dumps(list(case_columns))],
+            )  # fmt: skip
+            self.con.executemany(
+                "INSERT INTO run_arms VALUES (?, ?, ?, ?, NULL)",
+                [
+                    [run_id, name, str(p.get("kind")), json.dumps(p, sort_keys=True, default=str)]
+                    for name, p in arms.items()
+                ],
+            )
+            self.con.executemany(
+                "INSERT INTO cases VALUES (?, ?, ?, ?)",
+                [
+                    [run_id, cid, i, json.dumps(dict(row), default=str)]
+                    for i, (cid, row) in enumerate(cases)
+                ],
+            )
+            self.con.execute("COMMIT")
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        self._refresh_view()
+        return True
+
+    def set_status(self, run_id: str, status: str) -> None:
+        """Set a run's status (running, complete, stopped: ...)."""
+        self.con.execute(
+            "UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ?", [status, _now(), run_id]
+        )
+
+    def finish_run(self, run_id: str, status: str) -> None:
+        """Record the status and, per arm, the model versions the API reported."""
+        rows = self.con.execute(
+            "SELECT arm, list(DISTINCT model_version ORDER BY model_version) FROM attempts "
+            "WHERE run_id = ? AND model_version IS NOT NULL GROUP BY arm",
+            [run_id],
+        ).fetchall()
+        for arm, versions in rows:
+            self.con.execute(
+                "UPDATE run_arms SET reported_model_versions = ? WHERE run_id = ? AND arm = ?",
+                [json.dumps(list(versions)), run_id, arm],
+            )
+        self.set_status(run_id, status)
+
+    def runs(self) -> list[dict[str, Any]]:
+        """Every run, newest first."""
+        cur = self.con.execute("SELECT * FROM runs ORDER BY created_at DESC, run_id")
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+    # -- attempts and the response cache ----------------------------------------------------
+    def finished(self, run_id: str) -> set[tuple[str, str, int]]:
+        """(arm, case_id, repeat) of attempts finished without an error."""
+        rows = self.con.execute(
+            "SELECT arm, case_id, repeat FROM attempts WHERE run_id = ? AND error IS NULL",
+            [run_id],
+        ).fetchall()
+        return {(str(a), str(c), int(r)) for a, c, r in rows}
+
+    def put_attempt(
+        self, run_id: str, arm: str, case_id: str, repeat: int, values: Mapping[str, Any]
+    ) -> None:
+        """Commit one attempt (replacing an earlier errored one)."""
+        self.con.execute(
+            f"INSERT OR REPLACE INTO attempts VALUES (?, ?, ?, ?, {', '.join('?' * 11)}, ?)",
+            [run_id, arm, case_id, repeat, *(values.get(f) for f in ATTEMPT_FIELDS), _now()],
+        )
+
+    def cached(self, key: str) -> dict[str, Any] | None:
+        """The stored response for a cache key, or None."""
+        cur = self.con.execute(
+            f"SELECT {', '.join(RESPONSE_FIELDS)} FROM responses WHERE cache_key = ?", [key]
+        )
+        row = cur.fetchone()
+        return dict(zip(RESPONSE_FIELDS, row, strict=True)) if row else None
+
+    def put_response(self, key: str, values: Mapping[str, Any]) -> None:
+        """Commit one successful call's response under its cache key."""
+        self.con.execute(
+            "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [key, *(values.get(f) for f in RESPONSE_FIELDS), _now()],
+        )
+
+    def attempts(self, run_id: str) -> list[dict[str, Any]]:
+        """Every attempt of a run, as dicts (for tests and small exports)."""
+        cur = self.con.execute(
+            "SELECT * FROM attempts WHERE run_id = ? ORDER BY arm, case_id, repeat", [run_id]
+        )
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+    # -- the eval_rows view -----------------------------------------------------------------
+    def _refresh_view(self) -> None:
+        columns: list[str] = []
+        for (text,) in self.con.execute("SELECT case_columns FROM runs").fetchall():
+            for name in json.loads(text or "[]"):
+                if name not in RESERVED_COLUMNS and name not in columns:
+                    columns.append(name)
+        extra = "".join(
+            f", json_extract_string(c.case_json, {_json_path(n)}) AS {_ident(n)}" for n in columns
+        )
+        self.con.execute(
+            "CREATE OR REPLACE VIEW eval_rows AS SELECT a.run_id, a.case_id, a.arm, a.repeat, "
+            "a.score, a.output, a.cost_usd, a.latency_ms, a.input_tokens, a.output_tokens, "
+            "a.model_used, a.model_version, a.escalated, a.error"
+            f"{extra} FROM attempts a JOIN cases c ON a.run_id = c.run_id AND "
+            "a.case_id = c.case_id"
+        )
+
+
+def resolve_run(path: str | Path, run: str | None) -> str:
+    """The run id to read from a store: ``run`` (an id or a unique prefix), or the newest."""
+    with Store(path, read_only=True) as store:
+        runs = [str(r["run_id"]) for r in store.runs()]
+    if not runs:
+        raise StoreError(f"the run store {path} holds no runs yet")
+    if run is None:
+        return runs[0]
+    hits = [r for r in runs if r == run] or [r for r in runs if r.startswith(run)]
+    if len(hits) != 1:
+        what = "matches several runs" if hits else "is not in the store"
+        raise StoreError(f"run {run!r} {what}; runs in {path}: {', '.join(runs)}")
+    return hits[0]
+
+
+def iter_pins(path: str | Path, run_id: str) -> Iterable[tuple[str, dict[str, Any]]]:
+    """(arm, pins) of a run, with the reported model versions merged in."""
+    with Store(path, read_only=True) as store:
+        rows = store.con.execute(
+            "SELECT arm, pins_json, reported_model_versions FROM run_arms WHERE run_id = ? "
+            "ORDER BY arm",
+            [run_id],
+        ).fetchall()
+    for arm, pins, versions in rows:
+        out = json.loads(pins)
+        out["reported_model_versions"] = json.loads(versions) if versions else []
+        yield str(arm), out

@@ -1,0 +1,162 @@
+"""A fake OpenAI-compatible and Anthropic-compatible server on 127.0.0.1, for offline tests.
+
+Replies are deterministic: ``reply(model, prompt, n)`` where ``n`` counts earlier delivered
+calls with the same (model, prompt), so repeated calls are distinct draws. Failures are
+programmable: queue ``"429"``, ``"500"``, ``"400"``, ``"hang"`` or ``"drop"`` for the next
+requests, or hang every request whose prompt matches. The server records every request, the
+calls it delivered per (model, prompt), the auth headers it saw, and the most requests it
+ever had in flight.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+def default_reply(model: str, prompt: str, n: int) -> str:
+    return f"{model} answer {n}: {prompt}"
+
+
+class FakeLLM:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.failures: list[str] = []
+        self.retry_after = "0"
+        self.delay = 0.0
+        self.reply: Callable[[str, str, int], str] = default_reply
+        self.hang_if: Callable[[str], bool] = lambda prompt: False
+        self.delivered: Counter[tuple[str, str]] = Counter()
+        self.requests: list[dict[str, Any]] = []
+        self.auth: set[str] = set()
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.hanging = threading.Event()  # set while a request hangs
+        self.release = threading.Event()
+        handler = type("Handler", (_Handler,), {"fake": self})
+        self.httpd = _QuietServer(("127.0.0.1", 0), handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def start(self) -> FakeLLM:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.release.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def next_failure(self) -> str | None:
+        with self.lock:
+            return self.failures.pop(0) if self.failures else None
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client killed mid-request (the resume test) is expected
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: FakeLLM
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def do_POST(self) -> None:
+        fake = self.fake
+        length = int(self.headers.get("Content-Length", "0"))
+        body = json.loads(self.rfile.read(length) or b"{}")
+        with fake.lock:
+            fake.auth.add(self.headers.get("Authorization") or self.headers.get("x-api-key") or "")
+            fake.in_flight += 1
+            fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+        try:
+            self._handle(body)
+        finally:
+            with fake.lock:
+                fake.in_flight -= 1
+
+    def _handle(self, body: dict[str, Any]) -> None:
+        fake = self.fake
+        anthropic = self.path.endswith("/messages")
+        model = str(body.get("model"))
+        prompt = "\n".join(str(m["content"]) for m in body.get("messages", []))
+        if anthropic and body.get("system"):
+            prompt = str(body["system"]) + "\n" + prompt
+        failure = fake.next_failure()
+        with fake.lock:
+            fake.requests.append(
+                {"model": model, "prompt": prompt, "body": body, "failure": failure,
+                 "t": time.monotonic()}
+            )  # fmt: skip
+        if failure == "hang" or (failure is None and fake.hang_if(prompt)):
+            fake.hanging.set()
+            fake.release.wait(30)
+            return
+        if failure == "drop":
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        if failure in ("429", "500", "400"):
+            status = int(failure)
+            headers = {"Retry-After": fake.retry_after} if status == 429 else {}
+            self._send(status, {"error": {"message": f"fake {status}", "type": "x"}}, headers)
+            return
+        if fake.delay:
+            time.sleep(fake.delay)
+        with fake.lock:
+            n = fake.delivered[(model, prompt)]
+            fake.delivered[(model, prompt)] += 1
+        text = fake.reply(model, prompt, n)
+        usage_in, usage_out = len(prompt.split()), len(text.split())
+        version = f"{model}-2024-06-01"
+        if anthropic:
+            payload: dict[str, Any] = {
+                "id": "msg_1", "type": "message", "role": "assistant", "model": version,
+                "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+                "stop_sequence": None,
+                "usage": {"input_tokens": usage_in, "output_tokens": usage_out},
+            }  # fmt: skip
+        else:
+            payload = {
+                "id": "c1", "object": "chat.completion", "created": 0, "model": version,
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": text}}],
+                "usage": {"prompt_tokens": usage_in, "completion_tokens": usage_out,
+                          "total_tokens": usage_in + usage_out},
+            }  # fmt: skip
+        self._send(200, payload, {})
+
+    def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str]) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in headers.items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def main() -> None:  # pragma: no cover - manual use: python -m tests.servers.fake_llm
+    fake = FakeLLM().start()
+    print(fake.url, flush=True)
+    fake.thread.join()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
