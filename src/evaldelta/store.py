@@ -288,6 +288,15 @@ def resolve_run(path: str | Path, run: str | None) -> str:
     return hits[0]
 
 
+def run_status(path: str | Path, run_id: str) -> str:
+    """The recorded status of a run: complete, running, interrupted, stopped: ..."""
+    with Store(path, read_only=True) as store:
+        for row in store.runs():
+            if str(row["run_id"]) == run_id:
+                return str(row.get("status") or "unknown")
+    raise StoreError(f"run {run_id!r} is not in the store {path}")
+
+
 def iter_pins(path: str | Path, run_id: str) -> Iterable[tuple[str, dict[str, Any]]]:
     """(arm, pins) of a run, with the reported model versions merged in."""
     with Store(path, read_only=True) as store:

@@ -350,7 +350,7 @@ def _evidence_lines(pair: PairComparison, single: bool, binary: bool, b: str, c:
         if single and o.table is not None:
             t = o.table
             lines.append(
-                f"The evidence is {t.only_baseline + t.only_candidate} cases, not {o.n_pairs}:"
+                f"The evidence is {_cases(t.only_baseline + t.only_candidate)}, not {o.n_pairs}:"
             )
             lines.append(
                 f"  both pass {t.both_pass} · both fail {t.both_fail} · only {b} passes "
@@ -403,6 +403,10 @@ def _evidence_lines(pair: PairComparison, single: bool, binary: bool, b: str, c:
             f"{excluding(lower)}; higher on {len(higher)}{excluding(higher)}."
         )
     return lines
+
+
+def _cases(n: int) -> str:
+    return f"{n} case" if n == 1 else f"{n} cases"
 
 
 def _excludes_zero(d: SliceDelta) -> bool:

@@ -264,7 +264,12 @@ async def execute(
             evaldelta_version=__version__,
         )
         session = _Session(config, cases, store, prices, given, clock or Clock())
-        status = await _work(session, rid, list(arms), arms, on_progress)
+        try:
+            status = await _work(session, rid, list(arms), arms, on_progress)
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            # every finished attempt is already committed; say so, and let it resume
+            store.set_status(rid, "interrupted")
+            raise
         store.finish_run(rid, status)
     finally:
         for provider in owned:

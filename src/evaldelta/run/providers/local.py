@@ -13,6 +13,7 @@ is identical across processes; a ``seed`` pins sampling otherwise.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import importlib.util
 import threading
 import time
@@ -28,6 +29,9 @@ DEFAULT_MODEL = "smollm2"
 _QUANT_TYPES = {"Q4_0": 2, "Q4_1": 3, "Q5_0": 8, "Q5_1": 9, "Q8_0": 7}  # llama_ftype values
 
 
+_QUIET: list[Any] = []  # keeps the log callback alive while llama.cpp may call it
+
+
 def _llama_cpp() -> Any:
     try:
         import llama_cpp
@@ -36,6 +40,10 @@ def _llama_cpp() -> Any:
             "the local provider needs llama-cpp-python: pip install 'evaldelta[local]'",
             retryable=False,
         ) from None
+    if not _QUIET:  # llama.cpp logs every tensor it loads to stderr; nobody reads that
+        quiet = llama_cpp.llama_log_callback(lambda level, text, user_data: None)
+        llama_cpp.llama_log_set(quiet, ctypes.c_void_p())
+        _QUIET.append(quiet)
     return llama_cpp
 
 
