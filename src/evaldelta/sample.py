@@ -139,7 +139,7 @@ def _lit(text: str) -> str:
 
 
 def _connect() -> duckdb.DuckDBPyConnection:
-    limit = os.environ.get("EVALDELTA_MEMORY_LIMIT", "1GB")
+    limit = os.environ.get("EVALDELTA_MEMORY_LIMIT", "512MB")
     spill = Path(tempfile.gettempdir()) / "evaldelta-duckdb"
     con = duckdb.connect(
         config={
@@ -453,16 +453,27 @@ def _copy(
     key = _ident(id_column) if id_column is not None else _RN
     fmt = {"csv": "FORMAT csv, HEADER true", "json": "FORMAT json", "parquet": "FORMAT parquet"}
     out.parent.mkdir(parents=True, exist_ok=True)
+    # The n_k rows with the smallest (hash(key, seed), row number) per slice, found with a
+    # bounded top-n aggregate (a heap per slice) rather than a window that sorts every row:
+    # memory stays flat however large the log is. The row number breaks hash ties.
+    top = int(con.execute("SELECT coalesce(max(n_k), 0) FROM alloc").fetchall()[0][0])
+    rank = f"{{'h': hash({key}, {int(seed)}::BIGINT), 'rn': {_RN}}}"
     query = f"""
         COPY (
-            SELECT {select}, CAST(a.pop_k AS DOUBLE) / a.n_k AS sample_weight
-            FROM (
-                SELECT *, row_number() OVER (
-                    PARTITION BY {_STRATUM} ORDER BY hash({key}, {int(seed)}::BIGINT), {_RN}
-                ) AS {_K}
-                FROM strata WHERE {keep}
-            ) AS s JOIN alloc AS a USING ({_STRATUM})
-            WHERE s.{_K} <= a.n_k
+            WITH ranked AS (
+                SELECT *, {rank} AS _evd_rank FROM strata WHERE {keep}
+            ),
+            cut AS (
+                SELECT {_STRATUM}, min(_evd_rank, {max(top, 1)}) AS smallest
+                FROM ranked GROUP BY {_STRATUM}
+            ),
+            bound AS (
+                SELECT c.{_STRATUM}, c.smallest[a.n_k] AS last_kept, a.pop_k, a.n_k
+                FROM cut AS c JOIN alloc AS a USING ({_STRATUM}) WHERE a.n_k > 0
+            )
+            SELECT {select}, CAST(b.pop_k AS DOUBLE) / b.n_k AS sample_weight
+            FROM ranked AS s JOIN bound AS b USING ({_STRATUM})
+            WHERE s._evd_rank <= b.last_kept
             ORDER BY s.{_RN}
         ) TO {_lit(str(out))} ({fmt[out_kind]})
     """
