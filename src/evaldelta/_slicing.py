@@ -25,6 +25,7 @@ from evaldelta.engine import (
     list_cases,
     reduce_pair_slices,
 )
+from evaldelta.engine._histogram import DeltaBins, delta_histograms
 from evaldelta.engine._outputs import case_outputs
 from evaldelta.model import (
     ALL_CASES,
@@ -34,6 +35,7 @@ from evaldelta.model import (
     Cost,
     CriticalCase,
     CriticalEvidence,
+    DeltaHistogram,
     MovedCase,
     PairComparison,
     Pooled,
@@ -144,6 +146,8 @@ class SlicingBuilder:
         base, cand = self.cases.arms[0], self.cases.arms[j]
         by_arm = {(a.arm, a.slice): a for a in self.arm_stats}
         pair_stats = reduce_pair_slices(self.cases, self.by, j)
+        # graded or repeated data: the deltas' distribution (binary single-attempt: the 2x2)
+        hists = {} if self.binary_single else delta_histograms(self.cases, self.by, j)
         norm_w = _normalize(weights)
         deltas: list[SliceDelta] = []
         overall: SliceDelta | None = None
@@ -151,6 +155,7 @@ class SlicingBuilder:
             delta = self._slice_delta(
                 p, by_arm[(base, p.slice)], by_arm[(cand, p.slice)], norm_w, traffic
             )
+            delta = _replace(delta, histogram=_histogram(hists.get(p.slice)))
             if p.slice == ALL:
                 overall = delta
             else:
@@ -400,6 +405,12 @@ def _replace(d: SliceDelta, **changes: Any) -> SliceDelta:
     import dataclasses
 
     return dataclasses.replace(d, **changes)
+
+
+def _histogram(bins: DeltaBins | None) -> DeltaHistogram | None:
+    if bins is None:
+        return None
+    return DeltaHistogram(n=bins.n, zero=bins.zero, edges=bins.edges, counts=bins.counts)
 
 
 def _normalize(weights: dict[str, float] | None) -> dict[str, float]:

@@ -24,10 +24,12 @@ from evaldelta.commands._shared import (
     IntervalOpt,
     MixOpt,
     OutputOpt,
+    RunOpt,
     ScaleOpt,
+    StoreOpt,
     TrafficOpt,
+    inputs_from,
     parse_scale,
-    sources_from,
     write_output,
 )
 from evaldelta.errors import EvaldeltaError, UsageError
@@ -105,37 +107,22 @@ def compare_cmd(
             "--policy", help="Also gate on this policy (TOML): verdict and exit code 0/1/3."
         ),
     ] = None,
-    store: Annotated[
-        Path | None,
-        typer.Option("--store", help="Read the attempts of a run store (evaldelta run)."),
+    allow_pin_diff: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-pin-diff",
+            help="A pin (glob) the arms may differ in besides model/template/provider "
+            "(repeatable); others are reported loudly.",
+        ),
     ] = None,
-    run: Annotated[
-        str | None,
-        typer.Option("--run", help="The run to read from --store (id or prefix; default newest)."),
-    ] = None,
+    store: StoreOpt = None,
+    run: RunOpt = None,
 ) -> None:
     """Compare a baseline with candidates: per-slice paired deltas, standardized and pooled."""
     from evaldelta.compare import compare
     from evaldelta.report import render_json, render_markdown, render_text
 
-    sources = sources_from(files, arm)
-    if store is not None:
-        from evaldelta.engine import Source
-        from evaldelta.store import resolve_run, run_status
-
-        run_id = resolve_run(store, run)
-        status = run_status(store, run_id)
-        if status != "complete":
-            typer.echo(
-                f"evaldelta: note: run {run_id} is {status!r}; this comparison covers the "
-                "attempts recorded so far (rerun the same `evaldelta run` to finish it)",
-                err=True,
-            )
-        sources.append(Source(store, run=run_id))
-    elif run is not None:
-        raise UsageError("--run needs --store PATH")
-    if not sources:
-        raise UsageError("give at least one FILE, --arm NAME=FILE for each arm, or --store")
+    sources = inputs_from(files, arm, store, run)
     options: dict[str, Any] = {
         "baseline": baseline,
         "candidates": candidate or None,
@@ -146,6 +133,7 @@ def compare_cmd(
         "interval": interval.value,
         "scale": parse_scale(scale),
         "list_limit": None if list_limit == 0 else list_limit,
+        "allowed_pin_differences": tuple(allow_pin_diff or ()),
     }
     fmt = resolve_format(format, output)
     if policy is not None:
@@ -153,6 +141,13 @@ def compare_cmd(
         return
     with working("evaldelta: reading rows and reducing them in DuckDB..."):
         result = compare(sources, metrics=tuple(metric or ("score",)), **options)
+    if result.pin_differences:
+        keys = ", ".join(d.key for d in result.pin_differences)
+        typer.echo(
+            f"evaldelta: WARNING: the arms differ in pins beyond the release under test: {keys} "
+            "(see the report; --allow-pin-diff KEY to accept)",
+            err=True,
+        )
     _write_pngs(result, png)
     if fmt == Format.text and output is None and sys.stdout.isatty():
         from evaldelta.report.terminal import print_terminal

@@ -22,12 +22,14 @@ from evaldelta.engine import (
     validate,
 )
 from evaldelta.engine._mix import read_mix
+from evaldelta.engine._pins import display_path, store_pins
 from evaldelta.errors import UsageError
 from evaldelta.model import (
     SCHEMA_VERSION,
     Comparison,
     MetricResult,
 )
+from evaldelta.pin_check import undeclared_differences
 
 __all__ = ["compare"]
 
@@ -83,6 +85,7 @@ def compare(
     scale: tuple[float, float] | None = None,
     list_limit: int | None = 50,
     critical: CriticalSelector | None = None,
+    allowed_pin_differences: Sequence[str] = (),
 ) -> Comparison:
     """Compare a baseline arm with one or more candidates; see the README for what is reported.
 
@@ -114,7 +117,7 @@ def compare(
     primary_slices = _slice_names(tables, arms, by[0])
     mix_name, mix_weights = _chosen_mix(mix, primary_slices)
     traffic_weights = read_mix(Path(traffic), set(primary_slices)) if traffic else None
-    traffic_label = str(traffic) if traffic else None
+    traffic_label = display_path(Path(traffic)) if traffic else None
     notes = Notes()
     results = []
     for metric in metrics:
@@ -154,10 +157,11 @@ def compare(
                 slicings=tuple(slicings),
             )
         )
+    pins = store_pins(tables.sources, arms)
     return Comparison(
         schema_version=SCHEMA_VERSION,
         evaldelta_version=__version__,
-        inputs=tuple(str(s.path) for s in tables.sources),
+        inputs=tuple(_input_name(s) for s in tables.sources),
         baseline=base,
         candidates=cands,
         arms_present=tuple(present),
@@ -167,7 +171,14 @@ def compare(
         traffic=traffic_label,
         metrics=tuple(results),
         notes=tuple(notes.items),
+        pins=pins,
+        pin_differences=undeclared_differences(pins, arms, allowed_pin_differences),
     )
+
+
+def _input_name(source: Source) -> str:
+    name = display_path(source.path)
+    return f"{name} (run {source.run})" if source.run is not None else name
 
 
 def _slice_names(tables: TableSet, arms: tuple[str, ...], column: str) -> list[str]:
@@ -183,7 +194,7 @@ def _chosen_mix(mix: str | Path, slices: list[str]) -> tuple[str, dict[str, floa
         return "actual", None
     if str(mix) == "equal":
         return "equal", dict.fromkeys(slices, 1.0)
-    return f"file:{mix}", read_mix(Path(mix), set(slices))
+    return f"file:{display_path(Path(mix))}", read_mix(Path(mix), set(slices))
 
 
 def _secondary_mix_name(mix_name: str) -> str:

@@ -19,6 +19,8 @@
      ├── JudgeError                the judge could not run: no provider, a call that failed for good
      ├── StoreError                the run store cannot be used: another schema version, a lock
      │                             held by another process, an unknown run id
+     ├── GateRefusedError          the gate will not decide: the arms differ in pins beyond the
+     │                             declared arm difference and the policy does not allow it
      └── UsageError                bad options: an unknown arm, a single arm          (exit 2)
           └── ProviderSetupError   a provider that cannot start: unknown kind, a missing API key
                                    variable, a missing optional package
@@ -37,6 +39,7 @@ __all__ = [
     "ConfigError",
     "DuplicateRowError",
     "EvaldeltaError",
+    "GateRefusedError",
     "InputError",
     "JudgeError",
     "Location",
@@ -140,3 +143,7 @@ class StoreError(EvaldeltaError):
 
 class ProviderSetupError(UsageError):
     """A provider that cannot start: unknown kind, missing API key variable or package."""
+
+
+class GateRefusedError(EvaldeltaError):
+    """The gate refuses to decide on arms that differ in an undeclared pin."""

@@ -29,9 +29,12 @@ __all__ = [
     "Cost",
     "CriticalCase",
     "CriticalEvidence",
+    "DeltaHistogram",
     "MetricResult",
     "MovedCase",
     "PairComparison",
+    "PinDifference",
+    "PinValue",
     "Pooled",
     "SliceDelta",
     "SlicingResult",
@@ -41,6 +44,7 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = "1.0"
+PinValue = str | int | float | bool | None  # a flattened pin (lists are kept as JSON text)
 ALL_CASES = "(all cases)"
 OUTPUT_CHARS = 4000  # longest stored output carried per moved case (row-level, bounded)
 
@@ -76,6 +80,22 @@ class TwoByTwo:
 
 
 @dataclass(frozen=True)
+class DeltaHistogram:
+    """The per-case paired deltas (candidate minus baseline) of one slice, binned.
+
+    ``counts[i]`` counts the non-zero deltas in ``[edges[i], edges[i + 1])`` (the last bin
+    is closed): fixed-width bins over the range of the non-zero deltas, at most 40. Deltas
+    exactly zero are counted in ``zero``, never in a bin; ``n = zero + sum(counts)``.
+    Filled for graded or repeated paired data (binary single-attempt data has the 2x2 table).
+    """
+
+    n: int
+    zero: int
+    edges: tuple[float, ...]
+    counts: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class SliceDelta:
     """Candidate minus baseline in one slice (or over all cases).
 
@@ -102,6 +122,7 @@ class SliceDelta:
     traffic_share: float | None = None
     clustered_se: float | None = None
     clustered_ci: ConfidenceInterval | None = None
+    histogram: DeltaHistogram | None = None
 
     @property
     def main(self) -> PairedResult | UnpairedResult | None:
@@ -241,8 +262,24 @@ class MetricResult:
 
 
 @dataclass(frozen=True)
+class PinDifference:
+    """A pin that differs between compared arms beyond what the arms declare (a confound)."""
+
+    key: str
+    values: Mapping[str, PinValue]
+
+
+@dataclass(frozen=True)
 class Comparison:
-    """The result artifact of ``evaldelta compare``."""
+    """The result artifact of ``evaldelta compare``.
+
+    ``inputs`` are the sources as a person would name them: relative to the current folder
+    when they lie under it, a bundled data file by its name. ``pins`` maps each compared arm
+    to its recorded configuration (flat ``dotted.key -> value``), filled when a source is a
+    run store (``evaldelta run``); empty otherwise. ``pin_differences`` are the pins that
+    differ between the compared arms beyond the declared arm difference (model, template,
+    provider, routing: :mod:`evaldelta.pin_check`), which compare reports loudly.
+    """
 
     schema_version: str
     evaldelta_version: str
@@ -256,6 +293,8 @@ class Comparison:
     traffic: str | None
     metrics: tuple[MetricResult, ...]
     notes: tuple[str, ...] = field(default=())
+    pins: Mapping[str, Mapping[str, PinValue]] = field(default_factory=dict)
+    pin_differences: tuple[PinDifference, ...] = field(default=())
 
 
 def to_jsonable(obj: Any) -> Any:

@@ -68,8 +68,10 @@ TOP_KEYS = (
     "slices",
     "standardized",
     "critical",
+    "pins",
 )
 STANDARDIZED_KEYS = ("mix", "margin")
+PINS_KEYS = ("allow",)
 CRITICAL_KEYS = ("cases", "column", "tag", "require", "pass_threshold")
 
 
@@ -143,6 +145,7 @@ class Policy:
     slices: Mapping[str, SliceRules] = field(default_factory=dict)
     standardized: StandardizedRule | None = None
     critical: CriticalRule | None = None
+    allow_pin_differences: tuple[str, ...] = ()  # fnmatch patterns of [pins] allow
     lines: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     def rules_for(self, slice_name: str) -> SliceRules:
@@ -357,6 +360,7 @@ class _Parser:
             slices=slices,
             standardized=self._standardized(data),
             critical=self._critical(data),
+            allow_pin_differences=self._pins(data),
             lines=dict(self.lines),
         )
         if (
@@ -394,6 +398,20 @@ class _Parser:
             mix=self.string(table.get("mix", "chosen"), (*prefix, "mix")),
             margin=self.margin(table["margin"], (*prefix, "margin")),
         )
+
+    def _pins(self, data: Mapping[str, Any]) -> tuple[str, ...]:
+        """``[pins] allow = [...]``: pin differences (fnmatch patterns) the gate accepts."""
+        if "pins" not in data:
+            return ()
+        prefix = ("pins",)
+        table = self.table(data["pins"], prefix)
+        self.known(table, PINS_KEYS, prefix)
+        value = table.get("allow", [])
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise self.fail(
+                (*prefix, "allow"), value, "allow must be a list of pin names (e.g. 'params.seed')"
+            )
+        return tuple(value)
 
     def _critical(self, data: Mapping[str, Any]) -> CriticalRule | None:
         if "critical" not in data:

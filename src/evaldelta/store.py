@@ -10,11 +10,23 @@ Tables::
                the API reported (filled when the run finishes or stops)
     cases      one row per (run, case): the case row as JSON
     attempts   one row per (run, arm, case, repeat): output, score, error, model_used,
-               escalated, tokens, cost, latency, and every call made (JSON)
+               escalated, tokens, cost, latency, every call made (JSON) and, for a
+               cascade, the verifier's result (JSON: which checks failed, the judge's score)
+    scores     one row per (run, arm, case, repeat, metric): value and reason; written by
+               ``evaldelta score --store`` or ``evaldelta run --checks``
+    scorings   one row per scored run: the checks file, its sha256, the metric names, and
+               the judges' pins; a run is scored by one checks file at a time
     responses  the response cache: one row per successful paid call, keyed on provider,
                model, parameters, rendered prompt and repeat index
-    eval_rows  VIEW: attempts in the long row format plus the case's columns, which
-               ``evaldelta compare --store PATH [--run ID]`` reads in place
+    eval_rows  VIEW: attempts in the long row format plus the case's columns and one column
+               per stored metric (``pass``, ``check.<id>``, ``reason.<id>``,
+               ``judge_score[.<id>]``, ``pairwise.<id>``), which
+               ``evaldelta compare --store PATH [--run ID] [--metric pass]`` reads in place.
+               Its ``score`` column is the runner's own scorer (``[score]`` regex/python,
+               or the overall pass with ``run --checks``; null when there is none).
+
+Schema versions: 1 (no scores) is read as it is and migrated in place to 2 the first time
+it is opened for writing (``evaldelta run`` or ``evaldelta score --store``).
 
 Durability: DuckDB commits each statement (autocommit), writing it to the write-ahead log
 before the call returns; a killed process loses nothing committed, and the next open replays
@@ -38,12 +50,13 @@ from evaldelta.errors import StoreError
 
 __all__ = ["RESERVED_COLUMNS", "SCHEMA_VERSION", "Store", "resolve_run"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 RESERVED_COLUMNS = frozenset(
     {"run_id", "case_id", "arm", "repeat", "score", "output", "error", "model_used",
      "model_version", "escalated", "input_tokens", "output_tokens", "cost_usd", "latency_ms",
-     "calls_json", "finished_at"}
+     "calls_json", "finished_at", "verifier_json"}
 )  # fmt: skip
+MetricValues = Mapping[str, tuple[float | None, str | None]]  # metric -> (value, reason)
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -61,16 +74,25 @@ CREATE TABLE IF NOT EXISTS attempts (
     run_id VARCHAR, arm VARCHAR, case_id VARCHAR, repeat INTEGER, output VARCHAR, score DOUBLE,
     error VARCHAR, model_used VARCHAR, model_version VARCHAR, escalated BOOLEAN,
     input_tokens BIGINT, output_tokens BIGINT, cost_usd DOUBLE, latency_ms DOUBLE,
-    calls_json VARCHAR, finished_at TIMESTAMP, PRIMARY KEY (run_id, arm, case_id, repeat));
+    calls_json VARCHAR, finished_at TIMESTAMP, verifier_json VARCHAR,
+    PRIMARY KEY (run_id, arm, case_id, repeat));
 CREATE TABLE IF NOT EXISTS responses (
     cache_key VARCHAR PRIMARY KEY, provider VARCHAR, model VARCHAR, text VARCHAR,
     model_version VARCHAR, input_tokens BIGINT, output_tokens BIGINT, finish_reason VARCHAR,
     latency_ms DOUBLE, created_at TIMESTAMP);
 """
+_DDL_V2 = """
+CREATE TABLE IF NOT EXISTS scores (
+    run_id VARCHAR, arm VARCHAR, case_id VARCHAR, repeat INTEGER, metric VARCHAR, value DOUBLE,
+    reason VARCHAR, PRIMARY KEY (run_id, arm, case_id, repeat, metric));
+CREATE TABLE IF NOT EXISTS scorings (
+    run_id VARCHAR PRIMARY KEY, source VARCHAR, checks_path VARCHAR, checks_sha256 VARCHAR,
+    metrics VARCHAR, meta_json VARCHAR, score_is_pass BOOLEAN, scored_at TIMESTAMP);
+"""
 
 ATTEMPT_FIELDS = (
     "output", "score", "error", "model_used", "model_version", "escalated",
-    "input_tokens", "output_tokens", "cost_usd", "latency_ms", "calls_json",
+    "input_tokens", "output_tokens", "cost_usd", "latency_ms", "calls_json", "verifier_json",
 )  # fmt: skip
 RESPONSE_FIELDS = ("provider", "model", "text", "model_version", "input_tokens",
                    "output_tokens", "finish_reason", "latency_ms")  # fmt: skip
@@ -93,6 +115,7 @@ class Store:
 
     def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
+        self.version: int | None = SCHEMA_VERSION
         if read_only and not self.path.is_file():
             raise StoreError(f"the run store {self.path} does not exist")
         if not read_only:
@@ -115,17 +138,39 @@ class Store:
         if "meta" not in tables:
             if read_only:
                 raise StoreError(f"{self.path} is not an evaldelta run store (no meta table)")
-            self.con.execute(_DDL)
+            self.con.execute(_DDL + _DDL_V2)
             self.con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
             self._refresh_view()
             return
         row = self.con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         version = int(row[0]) if row else None
+        self.version = version
+        if version == 1 and read_only:
+            return  # readable as it is (no scores); migrated when next opened for writing
+        if version == 1:
+            self._migrate_v1()
+            return
         if version != SCHEMA_VERSION:
             raise StoreError(
                 f"the run store {self.path} has schema version {version}; this evaldelta "
                 f"reads version {SCHEMA_VERSION}"
             )
+
+    def _migrate_v1(self) -> None:
+        """Version 1 -> 2: add the verifier column and the score tables, in one transaction."""
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            self.con.execute("ALTER TABLE attempts ADD COLUMN verifier_json VARCHAR")
+            self.con.execute(_DDL_V2)
+            self.con.execute(
+                "UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION)]
+            )
+            self.con.execute("COMMIT")
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        self.version = SCHEMA_VERSION
+        self._refresh_view()
 
     def __enter__(self) -> Store:
         return self
@@ -226,8 +271,10 @@ class Store:
         self, run_id: str, arm: str, case_id: str, repeat: int, values: Mapping[str, Any]
     ) -> None:
         """Commit one attempt (replacing an earlier errored one)."""
+        names = ", ".join(("run_id", "arm", "case_id", "repeat", *ATTEMPT_FIELDS, "finished_at"))
+        marks = ", ".join("?" * (len(ATTEMPT_FIELDS) + 5))
         self.con.execute(
-            f"INSERT OR REPLACE INTO attempts VALUES (?, ?, ?, ?, {', '.join('?' * 11)}, ?)",
+            f"INSERT OR REPLACE INTO attempts ({names}) VALUES ({marks})",
             [run_id, arm, case_id, repeat, *(values.get(f) for f in ATTEMPT_FIELDS), _now()],
         )
 
@@ -254,22 +301,159 @@ class Store:
         names = [d[0] for d in cur.description]
         return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
+    # -- scores -----------------------------------------------------------------------------
+    def scoring(self, run_id: str) -> dict[str, Any] | None:
+        """How a run was scored (checks file, sha256, metrics, pins), or None."""
+        if self.version == 1:
+            return None
+        cur = self.con.execute("SELECT * FROM scorings WHERE run_id = ?", [run_id])
+        row = cur.fetchone()
+        if row is None:
+            return None
+        names = [d[0] for d in cur.description]
+        return dict(zip(names, row, strict=True))
+
+    def begin_scoring(
+        self,
+        run_id: str,
+        *,
+        source: str,
+        checks_path: str,
+        checks_sha256: str,
+        metrics: Sequence[str],
+        meta: Mapping[str, Any],
+        score_is_pass: bool,
+        replace: bool,
+    ) -> dict[str, Any] | None:
+        """Record that ``run_id`` is scored by one checks file; return the earlier scoring.
+
+        ``replace``: drop the run's earlier scores (a rescoring). Otherwise (a run resuming
+        with ``--checks``) an earlier scoring by a different checks file is an error: the
+        two would mix in one column.
+        """
+        previous = self.scoring(run_id)
+        if previous is not None and not replace and previous["checks_sha256"] != checks_sha256:
+            raise StoreError(
+                f"run {run_id} is scored by {previous['checks_path']} (sha256 "
+                f"{str(previous['checks_sha256'])[:12]}), not by {checks_path} (sha256 "
+                f"{checks_sha256[:12]}); rescore it with evaldelta score --store instead of "
+                "mixing two checks files"
+            )
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            if replace:
+                self.con.execute("DELETE FROM scores WHERE run_id = ?", [run_id])
+            self.con.execute("DELETE FROM scorings WHERE run_id = ?", [run_id])
+            self.con.execute(
+                "INSERT INTO scorings VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [run_id, source, checks_path, checks_sha256, json.dumps(list(metrics)),
+                 json.dumps(meta, sort_keys=True, default=str), score_is_pass, _now()],
+            )  # fmt: skip
+            self.con.execute("COMMIT")
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        self._refresh_view()
+        return previous
+
+    def put_scores(
+        self,
+        run_id: str,
+        rows: Iterable[tuple[str, str, int, MetricValues]],
+        *,
+        follow_pass: bool = True,
+    ) -> None:
+        """Commit the metric values of attempts ``(arm, case_id, repeat, {metric: ...})``.
+
+        When the run's scoring says ``score_is_pass`` (``run --checks``), the attempts'
+        ``score`` follows the ``pass`` written here, so it never keeps an older file's pass
+        (``follow_pass=False``: the caller writes that score itself, as the runner does).
+        """
+        scoring = self.scoring(run_id)
+        if scoring is None:
+            raise StoreError(f"run {run_id} has no scoring recorded; call begin_scoring first")
+        values = [
+            [run_id, arm, case_id, repeat, metric, value, reason]
+            for arm, case_id, repeat, metrics in rows
+            for metric, (value, reason) in metrics.items()
+        ]
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            if values:
+                self.con.executemany(
+                    "INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?, ?, ?)", values
+                )
+            if scoring["score_is_pass"] and follow_pass:
+                self.con.execute(
+                    "UPDATE attempts a SET score = s.value FROM scores s WHERE a.run_id = ? "
+                    "AND s.run_id = a.run_id AND s.arm = a.arm AND s.case_id = a.case_id "
+                    "AND s.repeat = a.repeat AND s.metric = 'pass'",
+                    [run_id],
+                )
+            self.con.execute("COMMIT")
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+
+    def rows(self, run_id: str) -> list[dict[str, Any]]:
+        """A run's attempts with their case's fields (attempt columns win), for scoring."""
+        cur = self.con.execute(
+            "SELECT a.arm, a.case_id, a.repeat, a.output, a.error, a.model_used, "
+            "a.model_version, c.case_json FROM attempts a JOIN cases c ON a.run_id = c.run_id "
+            "AND a.case_id = c.case_id WHERE a.run_id = ? ORDER BY c.position, a.arm, a.repeat",
+            [run_id],
+        )
+        names = [d[0] for d in cur.description]
+        out = []
+        for row in cur.fetchall():
+            item = dict(zip(names, row, strict=True))
+            case = json.loads(item.pop("case_json") or "{}")
+            out.append({**case, **item})
+        return out
+
     # -- the eval_rows view -----------------------------------------------------------------
+    def _metrics(self) -> list[str]:
+        if self.version == 1:
+            return []
+        names: list[str] = []
+        for (text,) in self.con.execute("SELECT metrics FROM scorings ORDER BY run_id").fetchall():
+            for name in json.loads(text or "[]"):
+                if name not in RESERVED_COLUMNS and name not in names:
+                    names.append(name)
+        return names
+
     def _refresh_view(self) -> None:
+        metrics = self._metrics()
+        shown = [*metrics, *("reason." + m[6:] for m in metrics if m.startswith("check."))]
         columns: list[str] = []
         for (text,) in self.con.execute("SELECT case_columns FROM runs").fetchall():
             for name in json.loads(text or "[]"):
-                if name not in RESERVED_COLUMNS and name not in columns:
+                if name not in RESERVED_COLUMNS and name not in shown and name not in columns:
                     columns.append(name)
         extra = "".join(
             f", json_extract_string(c.case_json, {_json_path(n)}) AS {_ident(n)}" for n in columns
         )
+        join = ""
+        if metrics:
+            pivot = []
+            for m in metrics:
+                lit = "'" + m.replace("'", "''") + "'"
+                pivot.append(f"max(value) FILTER (WHERE metric = {lit}) AS {_ident(m)}")
+                if m.startswith("check."):
+                    reason = _ident("reason." + m[6:])
+                    pivot.append(f"max(reason) FILTER (WHERE metric = {lit}) AS {reason}")
+            extra += "".join(f", s.{_ident(n)}" for n in shown)
+            join = (
+                " LEFT JOIN (SELECT run_id, arm, case_id, repeat, " + ", ".join(pivot) +
+                " FROM scores GROUP BY run_id, arm, case_id, repeat) s ON a.run_id = s.run_id "
+                "AND a.arm = s.arm AND a.case_id = s.case_id AND a.repeat = s.repeat"
+            )  # fmt: skip
         self.con.execute(
             "CREATE OR REPLACE VIEW eval_rows AS SELECT a.run_id, a.case_id, a.arm, a.repeat, "
             "a.score, a.output, a.cost_usd, a.latency_ms, a.input_tokens, a.output_tokens, "
             "a.model_used, a.model_version, a.escalated, a.error"
             f"{extra} FROM attempts a JOIN cases c ON a.run_id = c.run_id AND "
-            "a.case_id = c.case_id"
+            f"a.case_id = c.case_id{join}"
         )
 
 

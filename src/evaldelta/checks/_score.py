@@ -38,7 +38,18 @@ from evaldelta.errors import (
 )
 from evaldelta.run.providers.base import Provider
 
-__all__ = ["CheckSet", "ScoreResult", "load_checks", "read_rows", "score_rows", "write_rows"]
+__all__ = [
+    "CheckSet",
+    "ScoreResult",
+    "load_checks",
+    "metric_names",
+    "metric_values",
+    "missing_field",
+    "read_rows",
+    "score_rows",
+    "score_rows_async",
+    "write_rows",
+]
 
 Row = dict[str, Any]
 NAME_COLUMNS = ("arm", "model", "model_used", "model_version")
@@ -207,6 +218,45 @@ def _put(row: Row, result: CheckResult) -> None:
     row[f"reason.{result.check_id}"] = result.reason
 
 
+def metric_names(
+    checks: CheckSet, *, skip_judge: bool = False, pairwise: bool = True
+) -> tuple[str, ...]:
+    """The numeric columns scoring writes: pass, check.<id>, judge_score[.<id>], pairwise.<id>."""
+    judges: list[JudgeCheck] = (
+        [] if skip_judge else [j for j in checks.judges if pairwise or j.mode == "single"]
+    )
+    single = [j for j in judges if j.mode == "single"]
+    graded = [j for j in single if j.graded is not None]
+    ids = [c.id for c in checks.mechanical] + [j.id for j in single]
+    names = ["pass", *(f"check.{i}" for i in ids)]
+    names += [f"judge_score.{j.id}" for j in graded]
+    names += ["judge_score"] if len(graded) == 1 else []
+    names += [f"pairwise.{j.id}" for j in judges if j.mode == "pairwise"]
+    return tuple(names)
+
+
+def metric_values(
+    row: Mapping[str, Any], names: Sequence[str]
+) -> dict[str, tuple[float | None, str | None]]:
+    """``{metric: (value, reason)}`` of one scored row (reason from ``reason.<id>``)."""
+    out: dict[str, tuple[float | None, str | None]] = {}
+    for name in names:
+        value = row.get(name)
+        reason = row.get("reason." + name[6:]) if name.startswith("check.") else None
+        out[name] = (None if value is None else float(value), reason)
+    return out
+
+
+def missing_field(checks: CheckSet, columns: Sequence[str], with_judges: bool = True) -> str | None:
+    """The first case field the checks read that ``columns`` lacks, described; or None."""
+    for name in checks.fields(with_judges):
+        if name not in columns:
+            spec = checks.spec_line(name)
+            used = f" (check {spec.id!r}, {spec.path} line {spec.line})" if spec else ""
+            return f"the checks read case field {name!r}{used}"
+    return None
+
+
 def score_rows(
     rows: Sequence[Mapping[str, Any]],
     checks: CheckSet,
@@ -217,40 +267,96 @@ def score_rows(
     where: str = "<rows>",
     concurrency: int = 4,
     close_provider: bool = False,
+    redact_names: Sequence[str] = (),
 ) -> ScoreResult:
     """Score every row on every check; see the module docstring for the columns written."""
-    judges = () if skip_judge else checks.judges
-    if judges and provider is None:
-        raise JudgeError(
-            f"{checks.path} declares judge checks ({', '.join(j.id for j in judges)}) but no "
-            "provider was given; pass one, or skip the judge checks"
+    scoring = _Scoring(rows, checks, provider, skip_judge, where, True, redact_names)
+    if scoring.judges and provider is not None:
+        asyncio.run(scoring.judge(provider, seed, concurrency, close_provider))
+    return scoring.finish(seed)
+
+
+async def score_rows_async(
+    rows: Sequence[Mapping[str, Any]],
+    checks: CheckSet,
+    *,
+    provider: Provider | None = None,
+    seed: int = 0,
+    where: str = "<rows>",
+    redact_names: Sequence[str] = (),
+    pairwise: bool = False,
+) -> ScoreResult:
+    """:func:`score_rows` inside a running event loop (the runner's, per attempt).
+
+    Pairwise judges are left out unless ``pairwise`` (they need two arms' outputs at once).
+    """
+    scoring = _Scoring(rows, checks, provider, False, where, pairwise, redact_names)
+    if scoring.judges and provider is not None:
+        await scoring.judge(provider, seed, 4, False)
+    return scoring.finish(seed)
+
+
+class _Scoring:
+    """One scoring pass: mechanical checks on construction, judges on demand, then pass."""
+
+    def __init__(
+        self,
+        rows: Sequence[Mapping[str, Any]],
+        checks: CheckSet,
+        provider: Provider | None,
+        skip_judge: bool,
+        where: str,
+        pairwise: bool,
+        redact_names: Sequence[str],
+    ) -> None:
+        self.checks = checks
+        self.judges = (
+            () if skip_judge else tuple(j for j in checks.judges if pairwise or j.mode == "single")
         )
-    _require(rows, checks, where, not skip_judge)
-    out = [dict(r) for r in rows]
-    scored = [i for i, r in enumerate(out) if r.get("output") is not None]
-    for r in out:
-        for c in checks.mechanical:
-            _put(r, CheckResult(c.id, None))
-    for i in scored:
-        for c in checks.mechanical:
-            _put(out[i], c.evaluate(str(out[i]["output"]), out[i]))
-    names = sorted({str(r[k]) for r in out for k in NAME_COLUMNS if r.get(k) not in (None, "")})
-    pins: list[JudgePins] = []
-    pairwise: dict[str, dict[str, Any]] = {}
-    single = [j for j in judges if j.mode == "single"]
-    if judges and provider is not None:
-        judged = _Judged(out, scored, provider, seed, names, concurrency)
-        asyncio.run(judged.all(judges, close=close_provider))
-        pins, pairwise = judged.pins, judged.pairwise
-    included = tuple(c.id for c in checks.mechanical) + tuple(j.id for j in single)
-    for r in out:
-        values = [r.get(f"check.{cid}") for cid in included]
-        unscored = not values or None in values or r.get("output") is None
-        r["pass"] = 0 if 0 in values else (None if unscored else 1)
-    skipped = tuple(j.id for j in checks.judges if j not in judges)
-    return ScoreResult(
-        tuple(out), checks.path, checks.sha256, included, skipped, seed, tuple(pins), pairwise
-    )
+        if self.judges and provider is None:
+            raise JudgeError(
+                f"{checks.path} declares judge checks ({', '.join(j.id for j in self.judges)}) "
+                "but no provider was given; pass one, or skip the judge checks"
+            )
+        _require(rows, checks, where, not skip_judge)
+        self.out = out = [dict(r) for r in rows]
+        self.scored = [i for i, r in enumerate(out) if r.get("output") is not None]
+        for r in out:
+            for c in checks.mechanical:
+                _put(r, CheckResult(c.id, None))
+        for i in self.scored:
+            for c in checks.mechanical:
+                _put(out[i], c.evaluate(str(out[i]["output"]), out[i]))
+        names = {str(r[k]) for r in out for k in NAME_COLUMNS if r.get(k) not in (None, "")}
+        self.names = sorted(names | {str(n) for n in redact_names if n})
+        self.pins: list[JudgePins] = []
+        self.pairwise: dict[str, dict[str, Any]] = {}
+
+    async def judge(
+        self, provider: Provider, seed: int, concurrency: int, close_provider: bool
+    ) -> None:
+        judged = _Judged(self.out, self.scored, provider, seed, self.names, concurrency)
+        await judged.all(self.judges, close=close_provider)
+        self.pins, self.pairwise = judged.pins, judged.pairwise
+
+    def finish(self, seed: int) -> ScoreResult:
+        single = [j for j in self.judges if j.mode == "single"]
+        included = tuple(c.id for c in self.checks.mechanical) + tuple(j.id for j in single)
+        for r in self.out:
+            values = [r.get(f"check.{cid}") for cid in included]
+            unscored = not values or None in values or r.get("output") is None
+            r["pass"] = 0 if 0 in values else (None if unscored else 1)
+        skipped = tuple(j.id for j in self.checks.judges if j not in self.judges)
+        return ScoreResult(
+            tuple(self.out),
+            self.checks.path,
+            self.checks.sha256,
+            included,
+            skipped,
+            seed,
+            tuple(self.pins),
+            self.pairwise,
+        )
 
 
 class _Judged:

@@ -27,8 +27,11 @@ __all__ = [
     "IntervalOpt",
     "MixOpt",
     "OutputOpt",
+    "RunOpt",
     "ScaleOpt",
+    "StoreOpt",
     "TrafficOpt",
+    "inputs_from",
     "parse_arm_files",
     "parse_scale",
     "sources_from",
@@ -69,6 +72,14 @@ ScaleOpt = Annotated[
     typer.Option(help="Declared score scale LOW,HIGH; scores outside it are errors."),
 ]
 OutputOpt = Annotated[Path | None, typer.Option("-o", "--output", help="Write here.")]
+StoreOpt = Annotated[
+    Path | None,
+    typer.Option("--store", help="Read the attempts of a run store (evaldelta run)."),
+]
+RunOpt = Annotated[
+    str | None,
+    typer.Option("--run", help="The run to read from --store (id or prefix; default newest)."),
+]
 
 
 def parse_arm_files(values: list[str]) -> list[tuple[str, Path]]:
@@ -86,6 +97,34 @@ def sources_from(files: list[Path] | None, arms: list[str] | None) -> list[Sourc
     """The input files: those with an arm column, then one file per ``--arm NAME=FILE``."""
     sources = [Source(Path(f)) for f in files or []]
     sources += [Source(path, arm=name) for name, path in parse_arm_files(arms or [])]
+    return sources
+
+
+def inputs_from(
+    files: list[Path] | None, arms: list[str] | None, store: Path | None, run: str | None
+) -> list[Source]:
+    """Every input of a command: files, ``--arm NAME=FILE`` and a run of a ``--store``.
+
+    A run that is not complete (stopped by ``--max-cost``, interrupted) is read as it stands,
+    with a note on stderr.
+    """
+    sources = sources_from(files, arms)
+    if store is not None:
+        from evaldelta.store import resolve_run, run_status
+
+        run_id = resolve_run(store, run)
+        status = run_status(store, run_id)
+        if status != "complete":
+            typer.echo(
+                f"evaldelta: note: run {run_id} is {status!r}; this comparison covers the "
+                "attempts recorded so far (rerun the same `evaldelta run` to finish it)",
+                err=True,
+            )
+        sources.append(Source(store, run=run_id))
+    elif run is not None:
+        raise UsageError("--run needs --store PATH")
+    if not sources:
+        raise UsageError("give at least one FILE, --arm NAME=FILE for each arm, or --store")
     return sources
 
 

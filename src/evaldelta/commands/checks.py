@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from evaldelta.checks._score import CheckSet
 from evaldelta.commands._shared import OutputOpt, write_output
 from evaldelta.errors import UsageError
 from evaldelta.run.providers.base import Provider
@@ -24,10 +25,18 @@ def _provider(name: str, base_url: str | None) -> Provider:
 
 def score_cmd(
     files: Annotated[
-        list[Path], typer.Argument(help="Files with an output column (CSV/JSONL/Parquet).")
-    ],
-    checks: Annotated[Path, typer.Option("--checks", help="The checks file (YAML).")],
+        list[Path] | None,
+        typer.Argument(help="Files with an output column (CSV/JSONL/Parquet); or --store."),
+    ] = None,
+    checks: Annotated[Path | None, typer.Option("--checks", help="The checks file (YAML).")] = None,
     output: OutputOpt = None,
+    store: Annotated[
+        Path | None,
+        typer.Option("--store", help="Score a run of this run store and write the scores back."),
+    ] = None,
+    run: Annotated[
+        str | None, typer.Option("--run", help="The run to score (id or prefix; default newest).")
+    ] = None,
     cases: Annotated[
         Path | None, typer.Option("--cases", help="Case fields by case_id, joined onto the rows.")
     ] = None,
@@ -43,37 +52,115 @@ def score_cmd(
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the judge's shuffle (recorded).")] = 0,
 ) -> None:
-    """Score attempts on a checks file: writes check.<id>, pass and judge_score columns."""
+    """Score attempts on a checks file: writes check.<id>, pass and judge_score columns.
+
+    With --store, scores a run's stored attempts and writes the scores back into the store,
+    where compare --store --metric pass reads them; scoring a run again replaces its scores.
+    """
     from evaldelta.checks import join_cases, load_checks, read_rows, score_rows, write_rows
 
-    if output is None:
-        raise UsageError("give -o OUT (.csv, .jsonl or .parquet) for the scored rows")
+    if checks is None:
+        raise UsageError("give --checks checks.yaml")
+    if store is not None and files:
+        raise UsageError("give FILEs or --store, not both")
+    if store is None:
+        if run is not None:
+            raise UsageError("--run needs --store PATH")
+        if not files:
+            raise UsageError("give the FILE(s) to score, or --store PATH to score a stored run")
+    if store is not None and not store.is_file():
+        from evaldelta.errors import StoreError
+
+        raise StoreError(f"the run store {store} does not exist")
     check_set = load_checks(checks)
-    rows = [r for f in files for r in read_rows(f)]
-    if cases is not None:
-        rows = join_cases(rows, read_rows(cases), str(cases))
     provider = None
     if check_set.judges and not skip_judge:
         names = {j.provider for j in check_set.judges}
         provider = _provider(judge_provider or sorted(names)[0], judge_base_url)
+    if store is not None:
+        _score_store(store, run, check_set, provider, skip_judge, seed, cases, output)
+        return
+    if output is None:
+        raise UsageError("give -o OUT (.csv, .jsonl or .parquet) for the scored rows")
+    rows = [r for f in files or [] for r in read_rows(f)]
+    if cases is not None:
+        rows = join_cases(rows, read_rows(cases), str(cases))
     result = score_rows(
         rows,
         check_set,
         provider=provider,
         skip_judge=skip_judge,
         seed=seed,
-        where=", ".join(map(str, files)),
+        where=", ".join(map(str, files or [])),
         close_provider=True,
     )
     write_rows(result.rows, output)
-    meta = output.with_name(output.name + ".meta.json")
-    meta.write_text(json.dumps(result.meta(), indent=2, default=str) + "\n", encoding="utf-8")
+    meta = _write_meta(result.meta(), output)
     passed = sum(1 for r in result.rows if r.get("pass") == 1)
     scored = sum(1 for r in result.rows if r.get("pass") is not None)
     note = f" (judge checks left out: {', '.join(result.skipped)})" if result.skipped else ""
     typer.echo(
         f"scored {len(result.rows)} rows on {len(result.included)} checks{note}: "
         f"{passed}/{scored} pass every check; wrote {output} and {meta.name}",
+        err=True,
+    )
+
+
+def _write_meta(meta: dict[str, object], output: Path) -> Path:
+    path = output.with_name(output.name + ".meta.json")
+    path.write_text(json.dumps(meta, indent=2, default=str) + "\n", encoding="utf-8")
+    return path
+
+
+def _score_store(
+    store: Path,
+    run: str | None,
+    check_set: CheckSet,
+    provider: Provider | None,
+    skip_judge: bool,
+    seed: int,
+    cases: Path | None,
+    output: Path | None,
+) -> None:
+    """``score --store``: score a stored run in place; say what was replaced."""
+    from evaldelta.checks import read_rows, write_rows
+    from evaldelta.checks._store import score_store
+
+    done = score_store(
+        store,
+        run,
+        check_set,
+        provider=provider,
+        skip_judge=skip_judge,
+        seed=seed,
+        cases=read_rows(cases) if cases is not None else None,
+        cases_where=str(cases),
+        close_provider=True,
+    )
+    result, prev = done.result, done.previous
+    if prev is not None:
+        follows = "; its score column follows the new pass" if prev.get("score_is_pass") else ""
+        typer.echo(
+            f"evaldelta: replaced the earlier scores of run {done.run_id} (checks "
+            f"{prev['checks_path']}, sha256 {str(prev['checks_sha256'])[:12]}, by "
+            f"{prev['source']} at {prev['scored_at']:%Y-%m-%d %H:%M:%S}){follows}",
+            err=True,
+        )
+    if output is not None:
+        write_rows(result.rows, output)
+        _write_meta(result.meta(), output)
+    passed = sum(1 for r in result.rows if r.get("pass") == 1)
+    scored = sum(1 for r in result.rows if r.get("pass") is not None)
+    note = f" (judge checks left out: {', '.join(result.skipped)})" if result.skipped else ""
+    typer.echo(
+        f"scored {len(result.rows)} attempts of run {done.run_id} on {len(result.included)} "
+        f"checks{note}: {passed}/{scored} pass every check; wrote {', '.join(done.metrics)} "
+        f"to {store}",
+        err=True,
+    )
+    typer.echo(
+        f"evaldelta compare --store {store} --run {done.run_id} --metric pass"
+        + "".join([f" --metric {m}" for m in done.metrics if m.startswith("check.")][:2]),
         err=True,
     )
 

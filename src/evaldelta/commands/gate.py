@@ -24,10 +24,12 @@ from evaldelta.commands._shared import (
     IntervalOpt,
     MixOpt,
     OutputOpt,
+    RunOpt,
     ScaleOpt,
+    StoreOpt,
     TrafficOpt,
+    inputs_from,
     parse_scale,
-    sources_from,
     write_output,
 )
 from evaldelta.model import Comparison
@@ -67,8 +69,13 @@ def compare_with_policy(
         wanted.append(policy.metric)
     try:
         with working("evaldelta: comparing the arms for the gate..."):
+            allowed = (*options.pop("allowed_pin_differences", ()), *policy.allow_pin_differences)
             result = compare(
-                sources, metrics=tuple(wanted), critical=critical_selector(policy), **options
+                sources,
+                metrics=tuple(wanted),
+                critical=critical_selector(policy),
+                allowed_pin_differences=allowed,
+                **options,
             )
     except MissingColumnError as exc:
         if policy.metric is None or exc.location is None or exc.location.field != policy.metric:
@@ -77,6 +84,18 @@ def compare_with_policy(
             f"metric {policy.metric!r} is not a column of {exc.location.path}",
             policy.where("metric", value=policy.metric),
         ) from None
+    if result.pin_differences:
+        from evaldelta.errors import GateRefusedError
+        from evaldelta.report._pins import fmt_pin
+
+        first = result.pin_differences[0]
+        values = ", ".join(f"{a} {fmt_pin(v)}" for a, v in first.values.items())
+        keys = ", ".join(repr(d.key) for d in result.pin_differences)
+        raise GateRefusedError(
+            f"{policy.path}: the gate refuses to decide: the arms differ in {keys} "
+            f"(e.g. {first.key}: {values}) beyond the declared arm difference; hold it fixed "
+            f"and rerun, or allow it in the policy: [pins] allow = [{keys}]"
+        )
     return result, evaluate(policy, result)
 
 
@@ -103,6 +122,8 @@ def gate_cmd(
         ),
     ] = GateFormat.text,
     output: OutputOpt = None,
+    store: StoreOpt = None,
+    run: RunOpt = None,
 ) -> None:
     """Gate a release: apply a policy to the comparison; exit 0 pass, 1 fail, 3 inconclusive."""
     from evaldelta.errors import UsageError
@@ -114,9 +135,7 @@ def gate_cmd(
 
     if policy is None:
         raise UsageError("gate needs --policy FILE (a TOML policy; see examples/gate.toml)")
-    sources = sources_from(files, arm)
-    if not sources:
-        raise UsageError("give at least one FILE, or --arm NAME=FILE for each arm")
+    sources = inputs_from(files, arm, store, run)
     comparison, verdict = compare_with_policy(
         sources,
         policy,

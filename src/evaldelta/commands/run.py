@@ -37,6 +37,14 @@ def run_cmd(
     score_regex: Annotated[
         str | None, typer.Option(help="Score 1 when this regex matches the output, else 0.")
     ] = None,
+    checks: Annotated[
+        Path | None,
+        typer.Option(
+            "--checks",
+            help="Score each attempt on this checks file (pass, check.<id>, judge_score); "
+            "score = the overall pass.",
+        ),
+    ] = None,
     progress: Annotated[bool, typer.Option(help="Progress bar on a terminal.")] = True,
 ) -> None:
     """Run arms over cases (x repeats), recording every attempt in the run store; resumable."""
@@ -57,6 +65,7 @@ def run_cmd(
         store=store,
         max_cost=max_cost,
         score_regex=score_regex,
+        checks=checks,
     )
     if cfg.cases is None:
         raise UsageError('give a CASES file, or cases = "..." in the run config')
@@ -71,4 +80,7 @@ def run_cmd(
         f"${p.spent_usd:.4f} spent; store {summary.store}",
         err=True,
     )
-    typer.echo(f"evaldelta compare --store {summary.store} --run {summary.run_id}", err=True)
+    metric = " --metric pass" if cfg.checks is not None else ""
+    typer.echo(
+        f"evaldelta compare --store {summary.store} --run {summary.run_id}{metric}", err=True
+    )

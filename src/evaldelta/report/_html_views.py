@@ -10,11 +10,9 @@ from __future__ import annotations
 import difflib
 import math
 import re
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from evaldelta import stats
 from evaldelta.gate import Verdict
 from evaldelta.model import (
     ALL_CASES,
@@ -26,7 +24,8 @@ from evaldelta.model import (
     SliceDelta,
 )
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct, fmt_signed
-from evaldelta.report.plots import ForestRow, RateRow
+from evaldelta.report._plan_rows import PLAN_NOTE, PlanRow, inconclusive_slices, plan_rows
+from evaldelta.report.plots import ForestRow, HistogramPanel, RateRow
 from evaldelta.report.text import _answer_lines, _sort_key
 
 __all__ = [
@@ -37,6 +36,7 @@ __all__ = [
     "PlanRow",
     "SliceRow",
     "forest_rows",
+    "histogram_panels",
     "margins_for",
     "pair_view",
     "rate_rows",
@@ -80,18 +80,6 @@ class SliceRow:
     baseline: str
     candidate: str
     tone: str  # "worse" | "better" | "unclear"
-
-
-@dataclass(frozen=True)
-class PlanRow:
-    """What sample would settle one inconclusive slice."""
-
-    slice: str
-    n_now: str
-    observed: str
-    mde: str
-    n_needed: str
-    method: str
 
 
 @dataclass(frozen=True)
@@ -143,6 +131,9 @@ class PairView:
     cost_ratio: str = ""
     plan: list[PlanRow] = field(default_factory=list)
     plan_note: str = ""
+    histogram: tuple[HistogramPanel, list[HistogramPanel]] | None = None
+    histogram_svg: str = ""
+    histogram_note: str = ""
 
 
 _WORDS = re.compile(r"\s+|[^\s]+")
@@ -355,57 +346,6 @@ def _evidence(view: PairView, pair: PairComparison, single: bool) -> None:
         )
 
 
-def _plan(
-    view: PairView, comparison: Comparison, metric: MetricResult, pair: PairComparison
-) -> None:
-    """For each slice whose interval contains zero: its MDE, and the n to detect its delta."""
-    from evaldelta.plan import plan_from_comparison
-
-    unclear = [d for d in pair.slices if d.paired is not None and _tone(d) == "unclear"]
-    if not unclear:
-        return
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            plan = plan_from_comparison(comparison, metric=metric.metric)
-        except (ValueError, ArithmeticError):
-            return
-    pp = next((p for p in plan.pairs if p.candidate == pair.candidate), None)
-    if pp is None:
-        return
-    by_slice = {s.slice: s for s in pp.slices}
-    binary = view.binary
-    for d in sorted(unclear, key=_sort_key):
-        sp = by_slice.get(d.slice)
-        if sp is None or d.paired is None:
-            continue
-        needed = "n/a"
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                if sp.p_only_candidate is not None and sp.p_only_baseline is not None:
-                    res = stats.required_pairs_mcnemar(sp.p_only_candidate, sp.p_only_baseline)
-                else:
-                    res = stats.required_pairs(abs(d.paired.estimate), sp.sd)
-                needed = f"{res.n:,}"
-            except (ValueError, ArithmeticError):
-                needed = "n/a"
-        view.plan.append(
-            PlanRow(
-                slice=d.slice,
-                n_now=str(d.n_pairs),
-                observed=fmt_delta(d.paired.estimate, binary),
-                mde=fmt_delta(sp.mde, binary) if sp.mde is not None else "n/a",
-                n_needed=needed,
-                method=sp.method,
-            )
-        )
-    view.plan_note = (
-        "80% power, alpha 0.05 (two-sided); n/a when the observed delta is zero or the "
-        "slice has no spread to estimate from. The same arithmetic as `evaldelta plan`."
-    )
-
-
 def pair_view(
     comparison: Comparison,
     metric: MetricResult,
@@ -413,6 +353,7 @@ def pair_view(
     arms: tuple[ArmSlice, ...],
     pair: PairComparison,
     index: int,
+    verdict: Verdict | None = None,
 ) -> PairView:
     """Format one pair's numbers (the plots are added by the caller)."""
     binary = metric.kind == "binary"
@@ -467,8 +408,59 @@ def pair_view(
             (pair.candidate, f"${fmt(c.candidate_usd, 2)}", f"${fmt(c.candidate_per_case, 4)}"),
         ]
         view.cost_ratio = fmt(c.ratio, 2)
-    _plan(view, comparison, metric, pair)
+    view.plan = plan_rows(
+        ordered,
+        binary=binary,
+        single=single,
+        confidence=comparison.confidence,
+        inconclusive=inconclusive_slices(verdict, metric.metric, by, pair.candidate),
+    )
+    view.plan_note = PLAN_NOTE if view.plan else ""
+    _histogram(view, pair, ordered)
     return view
+
+
+MAX_PANELS = 12  # slice panels drawn under the all-cases histogram (worst first)
+
+
+def histogram_panels(
+    pair: PairComparison, ordered: Sequence[SliceDelta], binary: bool
+) -> tuple[HistogramPanel, list[HistogramPanel]] | None:
+    """The all-cases panel and up to :data:`MAX_PANELS` slice panels, in display units."""
+    scale = 100.0 if binary else 1.0
+
+    def panel(d: SliceDelta, label: str) -> HistogramPanel | None:
+        h = d.histogram
+        if h is None:
+            return None
+        edges = tuple(e * scale for e in h.edges)
+        return HistogramPanel(label, h.n, h.zero, edges, h.counts)
+
+    overall = panel(pair.overall, "all cases")
+    if overall is None:
+        return None
+    slices = [p for d in ordered if (p := panel(d, d.slice)) is not None]
+    return overall, slices[:MAX_PANELS]
+
+
+def _histogram(view: PairView, pair: PairComparison, ordered: Sequence[SliceDelta]) -> None:
+    view.histogram = histogram_panels(pair, ordered, view.binary)
+    if view.histogram is None:
+        return
+    with_hist = sum(1 for d in ordered if d.histogram is not None)
+    shown = len(view.histogram[1])
+    h = pair.overall.histogram
+    assert h is not None
+    view.histogram_note = (
+        f"Per-case deltas{' (case means of repeats)' if 'repeats' in view.kind else ''}, "
+        f"{len(h.counts)} equal-width bins over the "
+        f"non-zero deltas; the {h.zero:,} pairs exactly at zero are the grey bar. "
+        + (
+            f"Slices worst first; {with_hist - shown} more slice(s) are in the JSON."
+            if with_hist > shown
+            else "Slices worst first."
+        )
+    )
 
 
 def arm_summaries(metric: MetricResult) -> list[ArmSummary]:

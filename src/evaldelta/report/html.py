@@ -4,7 +4,8 @@ Built from a :class:`~evaldelta.model.Comparison` (and a gate
 :class:`~evaldelta.gate.Verdict` when a policy ran):
 
 - view models (``_html_views.py``) format every number; model and case text stays raw;
-- matplotlib draws the forest and rates plots as SVG (``plots.py``), inlined as markup;
+- matplotlib draws the forest, rates and delta-histogram plots as SVG (``plots.py``),
+  inlined as markup;
 - Jinja2 renders ``templates/report.html.j2`` with ``autoescape=True``: every piece of text
   from the data (slice names, case ids, arm names, outputs) is escaped where it is written.
   The SVG is the only markup marked safe; matplotlib escapes the text it writes into it.
@@ -38,6 +39,7 @@ from evaldelta.report._html_views import (
     pair_view,
     rate_rows,
 )
+from evaldelta.report._pins import pins_view
 from evaldelta.report.verdict import _basis_note, _headline, _outcome_word, _where, rule_numbers
 
 __all__ = ["CSP", "FILTER_SCRIPT", "render_html", "write_pngs"]
@@ -88,7 +90,7 @@ def _sections(
         binary = metric.kind == "binary"
         for slicing in metric.slicings:
             for pair in slicing.pairs:
-                view = pair_view(comparison, metric, slicing.by, slicing.arms, pair, index)
+                view = pair_view(comparison, metric, slicing.by, slicing.arms, pair, index, verdict)
                 ordered = sorted(pair.slices, key=_order_key)
                 margins = margins_for(verdict, metric.metric, slicing.by, pair.candidate)
                 rows = forest_rows(ordered, binary, margins)
@@ -147,6 +149,11 @@ def render_html(
         )
         rates_fig = plots.rates_figure(rates, arms=(view.baseline, view.candidate))
         view.rates_svg = plots.figure_svg(rates_fig, title="Pooled and fixed-mix rates per arm")
+        if view.histogram is not None:
+            hist = plots.histogram_figure(*view.histogram, unit=view.unit)
+            view.histogram_svg = plots.figure_svg(
+                hist, title=f"Per-case deltas, {view.candidate} - {view.baseline}"
+            )
         sections.append(view)
     checks = [m for m in comparison.metrics if m.metric.startswith("check.")]
     summaries = (
@@ -169,6 +176,7 @@ def render_html(
         sections=sections,
         svg=Markup,  # the template marks only the matplotlib SVG as safe
         checks=[(m.metric, arm_summaries(m)) for m in checks],
+        pins=pins_view(comparison),
         summaries=summaries,
     )
 

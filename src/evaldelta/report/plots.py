@@ -1,11 +1,14 @@
 """Plots for the HTML report and for slides, drawn with matplotlib (SVG inline, PNG on request).
 
-Two figures per pair (baseline against one candidate):
+Two figures per pair (baseline against one candidate), and a third for graded or repeated data:
 
 - the **forest plot**: each slice's paired delta with its interval, worst first, the slice's
   case count and traffic weight beside it, the zero line and the gate margin drawn;
 - the **rates plot**: each arm's pooled rate (its own mix) beside its fixed-mix
-  (standardized) rates, with intervals.
+  (standardized) rates, with intervals;
+- the **delta histogram** (graded or repeated paired data): the binned per-case deltas of all
+  cases, and of the worst slices as small multiples, the exact zero deltas as their own grey
+  bar at zero (capped, with its count written on it, when it would flatten the other bars).
 
 SVG output is deterministic (fixed ``svg.hashsalt``, no date metadata) and keeps text as text
 (``svg.fonttype = "none"``). Every slice row of the forest plot is one SVG group with the id
@@ -31,15 +34,18 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from evaldelta.report._format import fmt_pct
 
 __all__ = [
     "ForestRow",
+    "HistogramPanel",
     "RateRow",
     "figure_png",
     "figure_svg",
     "forest_figure",
+    "histogram_figure",
     "plain_label",
     "rates_figure",
 ]
@@ -84,6 +90,17 @@ class RateRow:
     estimate: float
     low: float
     high: float
+
+
+@dataclass(frozen=True)
+class HistogramPanel:
+    """One panel of the delta histogram, in display units (points for rates)."""
+
+    label: str
+    n: int
+    zero: int
+    edges: tuple[float, ...]
+    counts: tuple[int, ...]
 
 
 def plain_label(text: str) -> str:
@@ -205,6 +222,57 @@ def rates_figure(rows: Sequence[RateRow], *, arms: Sequence[str]) -> Figure:
         return fig
 
 
+ZERO_COLOUR = "#95a5a6"
+ZERO_CAP = 3.0  # the zero bar is capped at this many times the tallest bin (count written)
+
+
+def _histogram_panel(ax: Any, panel: HistogramPanel, *, small: bool) -> None:
+    edges, counts = panel.edges, panel.counts
+    tallest = max(counts, default=0)
+    lo = min(edges[0], 0.0) if edges else -1.0
+    hi = max(edges[-1], 0.0) if edges else 1.0
+    ax.axvline(0, color="#bbbbbb", lw=0.6, ls=":", zorder=0)
+    if counts:
+        ax.stairs(counts, edges, fill=True, color=CANDIDATE_COLOUR, alpha=0.85, lw=0, zorder=1)
+    cap = tallest * ZERO_CAP if tallest else panel.zero
+    shown = min(panel.zero, cap)
+    if panel.zero:
+        width = (hi - lo) / 45 or 0.05
+        ax.bar([0.0], [shown], width=width, color=ZERO_COLOUR, lw=0, zorder=2)
+        label = f"{panel.zero:,} at 0" + (" (capped)" if shown < panel.zero else "")
+        ax.text(0.0, shown, label, ha="center", va="bottom", fontsize=6 if small else 7)
+    pad = (hi - lo) * 0.04
+    ax.set_xlim(lo - pad, hi + pad)
+    ax.set_ylim(0, max(tallest, shown, 1) * 1.22)
+    ax.set_title(
+        plain_label(f"{panel.label} (n={panel.n:,})"), fontsize=7 if small else 8, loc="left"
+    )
+    ax.tick_params(labelsize=6 if small else 7)
+    ax.xaxis.set_major_locator(MaxNLocator(3 if small else 8))
+    ax.yaxis.set_major_locator(MaxNLocator(2 if small else 4, integer=True))
+
+
+def histogram_figure(
+    overall: HistogramPanel, slices: Sequence[HistogramPanel], *, unit: str
+) -> Figure:
+    """All cases on top, then one small panel per given slice (four to a row)."""
+    with _style():
+        cols = 4
+        rows = math.ceil(len(slices) / cols)
+        height = 2.15 + 1.35 * rows  # inches: 0.3 title, 1.1 plot, 0.75 label gap, then rows
+        fig = Figure(figsize=(7.2, height))
+        top = fig.add_axes((0.08, 1 - 1.4 / height, 0.88, 1.1 / height))
+        _histogram_panel(top, overall, small=False)
+        top.set_xlabel(f"per-case delta, candidate - baseline ({unit})", fontsize=7)
+        top.set_ylabel("cases", fontsize=7)
+        for i, panel in enumerate(slices):
+            r, c = divmod(i, cols)
+            bottom = 1 - (2.15 + 1.35 * r + 0.95) / height
+            ax = fig.add_axes((0.08 + c * 0.235, bottom, 0.19, 0.85 / height))
+            _histogram_panel(ax, panel, small=True)
+        return fig
+
+
 def _offsets(k: int) -> list[float]:
     if k <= 1:
         return [0.0]
@@ -213,6 +281,7 @@ def _offsets(k: int) -> list[float]:
 
 
 _XML_HEAD = re.compile(r"^.*?(?=<svg)", re.DOTALL)
+_INDENT = re.compile(r"\n[ \t]+")
 
 
 def figure_svg(fig: Figure, *, title: str | None = None) -> str:
@@ -221,6 +290,7 @@ def figure_svg(fig: Figure, *, title: str | None = None) -> str:
         buf = io.StringIO()
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     svg = _XML_HEAD.sub("", buf.getvalue(), count=1)
+    svg = _INDENT.sub("\n", svg)  # matplotlib indents every element; the page need not
     svg = svg.replace("<svg ", '<svg role="img" ', 1)
     if title is not None:
         from markupsafe import escape

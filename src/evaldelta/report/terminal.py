@@ -20,6 +20,7 @@ from evaldelta.report.text import (
     _coverage_lines,
     _evidence_lines,
     _label,
+    _pin_lines,
     _pooled_lines,
     _slice_cells,
     _sort_key,
@@ -119,7 +120,7 @@ def _pair_renderables(
 
 def terminal_renderables(comparison: Comparison) -> Group:
     """The whole report as rich renderables (tables, coloured flags)."""
-    parts: list[RenderableType] = []
+    parts: list[RenderableType] = [_line(x) for x in _pin_lines(comparison)]
     for metric in comparison.metrics:
         for slicing in metric.slicings:
             for pair in slicing.pairs:

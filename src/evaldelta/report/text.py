@@ -32,7 +32,7 @@ METHOD_NAMES = {
 
 def render_text(comparison: Comparison) -> str:
     """Render a whole comparison as plain text (no colour codes)."""
-    out: list[str] = []
+    out: list[str] = [*pin_warning_lines(comparison), *_pin_lines(comparison)]
     for metric in comparison.metrics:
         for slicing in metric.slicings:
             for pair in slicing.pairs:
@@ -42,6 +42,42 @@ def render_text(comparison: Comparison) -> str:
         out.append("Notes (undefined statistics are shown as n/a, never as 0):")
         out.extend(f"  - {n}" for n in comparison.notes)
     return "\n".join(out).rstrip() + "\n"
+
+
+def pin_warning_lines(comparison: Comparison) -> list[str]:
+    """A loud warning when arms differ in pins beyond the declared arm difference."""
+    if not comparison.pin_differences:
+        return []
+    from evaldelta.report._pins import fmt_pin
+
+    shown = "; ".join(
+        f"{d.key} (" + ", ".join(f"{a} {fmt_pin(v)}" for a, v in d.values.items()) + ")"
+        for d in comparison.pin_differences
+    )
+    return [
+        "!! PINS DIFFER BEYOND THE ARMS' DECLARED DIFFERENCE: " + shown,
+        "   The arms differ in more than the release under test, so every difference below "
+        "mixes the two changes.",
+        "   Rerun with the setup held fixed, or accept it explicitly (compare "
+        "--allow-pin-diff KEY; a gate policy's [pins] allow = [...]).",
+        "",
+    ]
+
+
+def _pin_lines(comparison: Comparison) -> list[str]:
+    """The pins that differ between the compared arms (the rest are counted, not listed)."""
+    from evaldelta.report._pins import pins_view
+
+    view = pins_view(comparison)
+    if view is None:
+        return []
+    if not view.differing:
+        return [f"Pins: all {len(view.same)} are the same in every compared arm.", ""]
+    same = f"{len(view.same)} more, the same in every arm, are listed in JSON and HTML"
+    rows = [[key, *values] for key, values in view.differing]
+    lines = [f"Pins that differ between the arms ({same}):"]
+    lines.extend(_table(["pin", *view.arms], rows, left=tuple(range(len(view.arms) + 1))))
+    return [*lines, ""]
 
 
 def _label(metric: MetricResult) -> str:

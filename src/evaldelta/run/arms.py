@@ -2,9 +2,10 @@
 
 A cascade calls its cheap step, runs the verifier on the output, and when the verifier fails
 calls its strong step instead; the attempt records which model answered (``model_used``),
-whether it escalated, and every call with its tokens, cost and latency. The calls themselves
-go through a :data:`Caller` (the scheduler's: cache, lanes, prices, store), so this module
-makes no I/O of its own.
+whether it escalated, every call with its tokens, cost and latency, and the verifier's
+result (``verifier_json``). The calls themselves go through a :data:`Caller` (the
+scheduler's: cache, lanes, prices, store) and a judge verifier through a :data:`Verify`,
+so this module makes no I/O of its own.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from evaldelta.run.checking import CheckRunner, Verdict, Verifier
 from evaldelta.run.config import Arm, CascadeArm, ModelArm, RunConfig
 
-__all__ = ["Call", "Caller", "Outcome", "run_attempt"]
+__all__ = ["Call", "Caller", "Outcome", "Verify", "run_attempt"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,7 @@ class Call:
 
 
 Caller = Callable[[ModelArm, Mapping[str, Any], str, int], Awaitable[Call]]
+Verify = Callable[[Verifier, str, Mapping[str, Any]], Awaitable[Verdict]]
 
 
 def _total(values: Sequence[float | int | None]) -> Any:
@@ -56,6 +59,7 @@ class Outcome:
     model_version: str | None
     escalated: bool | None
     calls: tuple[Call, ...]
+    verifier: Mapping[str, Any] | None = None  # a cascade's verifier result
 
     def values(self) -> dict[str, Any]:
         """The attempt's columns for the store (score is added by the scheduler)."""
@@ -70,6 +74,9 @@ class Outcome:
             "cost_usd": _total([c.cost_usd for c in self.calls]),
             "latency_ms": _total([c.latency_ms for c in self.calls]),
             "calls_json": json.dumps([asdict(c) for c in self.calls], default=str),
+            "verifier_json": (
+                json.dumps(self.verifier, default=str) if self.verifier is not None else None
+            ),
         }
 
 
@@ -80,12 +87,17 @@ async def run_attempt(
     case_id: str,
     repeat: int,
     caller: Caller,
+    verify: Verify | None = None,
 ) -> Outcome:
-    """Run one attempt of ``arm`` on one case in one repeat."""
+    """Run one attempt of ``arm`` on one case in one repeat.
+
+    ``verify`` runs a cascade's verifier (default: in-process, no judge provider).
+    """
     if isinstance(arm, ModelArm):
         call = await caller(arm, case, case_id, repeat)
         return Outcome(call.text, call.error, arm.model, call.model_version, None, (call,))
-    return await _cascade(arm, config, case, case_id, repeat, caller)
+    verify = verify or CheckRunner({}, (), config.seed).verify
+    return await _cascade(arm, config, case, case_id, repeat, caller, verify)
 
 
 async def _cascade(
@@ -95,18 +107,22 @@ async def _cascade(
     case_id: str,
     repeat: int,
     caller: Caller,
+    verify: Verify,
 ) -> Outcome:
     cheap, strong = config.model_arm(arm.cheap), config.model_arm(arm.strong)
     first = await caller(cheap, case, case_id, repeat)
     if first.error is not None:
         return Outcome(None, f"cheap step: {first.error}", cheap.model, None, False, (first,))
     try:
-        verified = arm.verifier.passes(first.text or "", case)
-    except Exception as exc:  # a user's verifier callable failed
+        verdict = await verify(arm.verifier, first.text or "", case)
+    except Exception as exc:  # a user's verifier callable or the judge's call failed
         message = f"verifier raised {type(exc).__name__}: {exc}"
         return Outcome(first.text, message, cheap.model, first.model_version, False, (first,))
-    if verified:
-        return Outcome(first.text, None, cheap.model, first.model_version, False, (first,))
+    why = dict(verdict.detail)
+    if verdict.passed:
+        return Outcome(first.text, None, cheap.model, first.model_version, False, (first,), why)
     second = await caller(strong, case, case_id, repeat)
     error = f"strong step: {second.error}" if second.error is not None else None
-    return Outcome(second.text, error, strong.model, second.model_version, True, (first, second))
+    return Outcome(
+        second.text, error, strong.model, second.model_version, True, (first, second), why
+    )

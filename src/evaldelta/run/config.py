@@ -15,8 +15,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from evaldelta.checks._score import CheckSet, load_checks
 from evaldelta.errors import ConfigError, Location, UsageError
 from evaldelta.policy import locate_keys
+from evaldelta.run.checking import ChecksVerifier, Verifier
 from evaldelta.run.providers.base import GenerationParams
 from evaldelta.run.providers.registry import KINDS
 from evaldelta.run.scoring import OutputCheck
@@ -44,7 +46,7 @@ PARAM_KEYS = ("temperature", "top_p", "max_tokens", "seed", "stop")
 MODEL_KEYS = ("kind", "provider", "model", "template", "system", "user", "pins", "standalone",
               *PARAM_KEYS)  # fmt: skip
 CASCADE_KEYS = ("kind", "cheap", "strong", "verifier", "pins")
-CHECK_KEYS = ("regex", "python", "threshold")
+CHECK_KEYS = ("regex", "python", "threshold", "checks", "judge")
 TEMPLATE_KEYS = ("system", "user", "system_file", "user_file")
 _TOML_AT = re.compile(r"^(?P<msg>.*?)\s*\(at line (?P<line>\d+), column (?P<col>\d+)\)\s*$")
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
@@ -99,7 +101,7 @@ class CascadeArm:
     name: str
     cheap: str
     strong: str
-    verifier: OutputCheck
+    verifier: Verifier
     pins: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -118,6 +120,7 @@ class RunConfig:
     max_cost: float | None = None
     prices: Path | None = None
     score: OutputCheck | None = None
+    checks: CheckSet | None = None  # run --checks / [score] checks: score = the overall pass
     pins: Mapping[str, Any] = field(default_factory=dict)
     seed: int = 0  # seeds the retry jitter only; recorded
     path: str | None = None
@@ -210,6 +213,11 @@ def parse_config(text: str, path: str = "<run config>") -> RunConfig:
         ) from None
     r = _Reader(path, locate_keys(text))
     r.known(data, (), TOP_KEYS)
+    score_table = r.table(data.get("score", {}), ("score",))
+    checks = None
+    if "checks" in score_table:
+        r.known(score_table, ("score",), ("checks",))
+        checks = _load_checks(r, score_table["checks"], ("score", "checks"))
     default_template = _template(r, data.get("template", {}), ("template",), None)
     providers = {
         name: _provider(r, name, value)
@@ -226,7 +234,7 @@ def parse_config(text: str, path: str = "<run config>") -> RunConfig:
         if kind == "model":
             arms.append(_model_arm(r, name, table, default_template, providers))
         elif kind == "cascade":
-            arms.append(_cascade_arm(r, name, table))
+            arms.append(_cascade_arm(r, name, table, checks))
         else:
             raise r.fail([*keys, "kind"], kind, "an arm's kind is 'model' or 'cascade'")
     config = RunConfig(
@@ -237,7 +245,8 @@ def parse_config(text: str, path: str = "<run config>") -> RunConfig:
         store=r.file(data["store"], ("store",)) if "store" in data else DEFAULT_STORE,
         max_cost=r.number(data["max_cost"], ("max_cost",)) if "max_cost" in data else None,
         prices=r.file(data["prices"], ("prices",)) if "prices" in data else None,
-        score=_check(r, data["score"], ("score",)) if "score" in data else None,
+        score=_check(r, score_table, ("score",)) if score_table and checks is None else None,
+        checks=checks,
         pins=dict(r.table(data.get("pins", {}), ("pins",))),
         seed=r.integer(data.get("seed", 0), ("seed",)),
         path=path,
@@ -345,9 +354,16 @@ def _model_arm(
     )
 
 
+def _load_checks(r: _Reader, value: object, keys: Sequence[str]) -> CheckSet:
+    path = r.file(value, keys)
+    if not path.is_file():
+        raise r.fail(keys, str(path), "the checks file does not exist")
+    return load_checks(path)
+
+
 def _check(r: _Reader, value: object, keys: Sequence[str]) -> OutputCheck:
     table = r.table(value, keys)
-    r.known(table, keys, CHECK_KEYS)
+    r.known(table, keys, CHECK_KEYS[:3] if keys == ("score",) else CHECK_KEYS)
     kinds = [k for k in ("regex", "python") if k in table]
     if len(kinds) != 1:
         raise r.fail(keys, None, "give exactly one of 'regex' or 'python'")
@@ -362,7 +378,39 @@ def _check(r: _Reader, value: object, keys: Sequence[str]) -> OutputCheck:
     )
 
 
-def _cascade_arm(r: _Reader, name: str, table: Mapping[str, Any]) -> CascadeArm:
+def _verifier(
+    r: _Reader, value: object, keys: Sequence[str], default_checks: CheckSet | None
+) -> Verifier:
+    """``{regex | python [, threshold]}``, ``{checks}`` or ``{judge [, threshold, checks]}``."""
+    table = r.table(value, keys)
+    if "checks" not in table and "judge" not in table:
+        return _check(r, table, keys)
+    r.known(table, keys, ("checks", "judge", "threshold"))
+    if "judge" not in table and "threshold" in table:
+        raise r.fail([*keys, "threshold"], table["threshold"], "threshold needs judge = ID")
+    if "checks" in table:
+        checks = _load_checks(r, table["checks"], [*keys, "checks"])
+    elif default_checks is not None:
+        checks = default_checks
+    else:
+        raise r.fail(
+            [*keys, "judge"], table["judge"], 'a judge verifier needs checks = "checks.yaml" '
+            "(here or in [score])",
+        )  # fmt: skip
+    threshold = table.get("threshold")
+    return ChecksVerifier(
+        checks=checks,
+        judge=r.string(table["judge"], [*keys, "judge"]) if "judge" in table else None,
+        threshold=(
+            r.number(threshold, [*keys, "threshold"], low=-1e300) if threshold is not None else None
+        ),
+        where=str(r.where([*keys, "judge" if "judge" in table else "checks"])),
+    )
+
+
+def _cascade_arm(
+    r: _Reader, name: str, table: Mapping[str, Any], checks: CheckSet | None
+) -> CascadeArm:
     keys = ("arms", name)
     r.known(table, keys, CASCADE_KEYS)
     for key in ("cheap", "strong", "verifier"):
@@ -372,7 +420,7 @@ def _cascade_arm(r: _Reader, name: str, table: Mapping[str, Any]) -> CascadeArm:
         name=name,
         cheap=r.string(table["cheap"], [*keys, "cheap"]),
         strong=r.string(table["strong"], [*keys, "strong"]),
-        verifier=_check(r, table["verifier"], [*keys, "verifier"]),
+        verifier=_verifier(r, table["verifier"], [*keys, "verifier"], checks),
         pins=dict(r.table(table.get("pins", {}), [*keys, "pins"])),
     )
 
@@ -414,6 +462,7 @@ def with_flags(
     store: Path | None = None,
     max_cost: float | None = None,
     score_regex: str | None = None,
+    checks: Path | None = None,
 ) -> RunConfig:
     """``config`` with the command line's flags applied (flags win; ``--arm`` adds arms)."""
     new_arms = list(config.arms)
@@ -441,6 +490,15 @@ def with_flags(
     )
     if score_regex is not None:
         out = replace(out, score=OutputCheck("regex", score_regex, where="--score-regex"))
+    if checks is not None:
+        if not checks.is_file():
+            raise UsageError(f"--checks {checks}: the checks file does not exist")
+        out = replace(out, checks=load_checks(checks))
+    if out.checks is not None and out.score is not None:
+        raise UsageError(
+            "--checks scores the run (score = the overall pass); drop --score-regex or the "
+            "[score] regex/python scorer, or score the run later with evaldelta score --store"
+        )
     if len(out.run_arms) < 1:
         raise UsageError("no arms: give --arm NAME=PROVIDER:MODEL or a --config with [arms.*]")
     return out

@@ -19,13 +19,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaldelta import __version__
-from evaldelta.errors import UsageError
+from evaldelta.checks._score import metric_names, missing_field
+from evaldelta.errors import Location, MissingColumnError, UsageError
 from evaldelta.run.arms import Call, Outcome, run_attempt
 from evaldelta.run.cache import cache_key
 from evaldelta.run.cases import CaseSet
+from evaldelta.run.checking import CheckRunner, ChecksVerifier
 from evaldelta.run.config import Arm, CascadeArm, ModelArm, RunConfig, provider_for
 from evaldelta.run.limits import Clock, Lane, RetryPolicy
-from evaldelta.run.pins import arm_pins, run_id, run_pins
+from evaldelta.run.pins import arm_pins, run_id, run_pins, scorer_pins
 from evaldelta.run.prices import PriceTable
 from evaldelta.run.providers.base import ChatMessage, Completion, Provider, ProviderError
 from evaldelta.run.providers.registry import create_provider
@@ -90,8 +92,10 @@ class _Session:
         prices: PriceTable,
         providers: Mapping[str, Provider],
         clock: Clock,
+        checker: CheckRunner,
     ) -> None:
         self.config = config
+        self.checker = checker
         self.cases = cases
         self.store = store
         self.prices = prices
@@ -181,8 +185,27 @@ class _Session:
             latency_ms=c.latency_ms,
         )
 
-    def score(self, outcome: Outcome, case: Mapping[str, Any]) -> tuple[float | None, str | None]:
-        """The scorer's value (None when there is no scorer or the attempt failed)."""
+    async def score(
+        self,
+        rid: str,
+        arm: str,
+        case_id: str,
+        repeat: int,
+        outcome: Outcome,
+        case: Mapping[str, Any],
+    ) -> tuple[float | None, str | None]:
+        """The scorer's value (None when there is no scorer or the attempt failed).
+
+        With checks, the per-check metrics are committed to the store's scores table first.
+        """  # fmt: skip
+        checks = self.config.checks
+        if checks is not None:
+            output = outcome.output if outcome.error is None else None
+            extra = {"case_id": case_id, "arm": arm, "model_used": outcome.model_used,
+                     "model_version": outcome.model_version, "repeat": repeat}  # fmt: skip
+            result = await self.checker.score(checks, output, case, extra)
+            self.store.put_scores(rid, [(arm, case_id, repeat, result.metrics)], follow_pass=False)
+            return result.passed, outcome.error or result.error
         check = self.config.score
         if check is None or outcome.error is not None or outcome.output is None:
             return None, outcome.error
@@ -190,6 +213,18 @@ class _Session:
             return check.value(outcome.output, case), None
         except Exception as exc:  # a user's scoring callable failed
             return None, f"scorer raised {type(exc).__name__}: {exc}"
+
+
+def _judge_providers(config: RunConfig) -> list[str]:
+    """The providers judge checks call: the scoring checks' and judge verifiers'."""
+    names: list[str] = []
+    if config.checks is not None:
+        names += [j.provider for j in config.checks.judges if j.mode == "single"][:1]
+    for arm in config.run_arms:
+        verifier = arm.verifier if isinstance(arm, CascadeArm) else None
+        if isinstance(verifier, ChecksVerifier) and verifier.judge is not None:
+            names.append(verifier.judge_check.provider)
+    return list(dict.fromkeys(names))
 
 
 def _needed_providers(config: RunConfig) -> list[str]:
@@ -227,6 +262,22 @@ def _prerender(config: RunConfig, cases: CaseSet) -> None:
         if isinstance(arm, ModelArm):
             for case_id, case in cases.rows:
                 arm.template.render(case, case_id)
+    needs: list[tuple[str, str | None]] = []
+    if config.checks is not None:
+        needs.append(("--checks", missing_field(config.checks, cases.columns)))
+    for arm in config.run_arms:
+        if isinstance(arm, CascadeArm) and isinstance(arm.verifier, ChecksVerifier):
+            lacking = [f for f in arm.verifier.fields if f not in cases.columns]
+            if lacking:
+                needs.append((f"the verifier of cascade {arm.name!r}",
+                              f"it reads case field {lacking[0]!r}"))  # fmt: skip
+    for who, problem in needs:
+        if problem is not None:
+            raise MissingColumnError(
+                f"{who}: {problem}, which the cases file lacks (columns: "
+                f"{', '.join(cases.columns)})",
+                Location(str(cases.path)),
+            )
 
 
 async def execute(
@@ -245,7 +296,7 @@ async def execute(
     arms: dict[str, Arm] = {a.name: a for a in config.run_arms}
     owned: list[Provider] = []
     given = dict(providers or {})
-    for name in _needed_providers(config):
+    for name in [*_needed_providers(config), *_judge_providers(config)]:
         if name not in given:
             pc = provider_for(config, name)
             given[name] = create_provider(pc.kind, pc.factory_options())
@@ -263,7 +314,16 @@ async def execute(
             pins=run_pins(config, prices),
             evaldelta_version=__version__,
         )
-        session = _Session(config, cases, store, prices, given, clock or Clock())
+        if config.checks is not None:
+            store.begin_scoring(
+                rid, source="run --checks", checks_path=config.checks.path,
+                checks_sha256=config.checks.sha256,
+                metrics=metric_names(config.checks, pairwise=False),
+                meta=scorer_pins(config) or {}, score_is_pass=True, replace=False,
+            )  # fmt: skip
+        names = {n for a in config.arms for n in (a.name, getattr(a, "model", None)) if n}
+        checker = CheckRunner(given, sorted(names), config.seed)
+        session = _Session(config, cases, store, prices, given, clock or Clock(), checker)
         try:
             status = await _work(session, rid, list(arms), arms, on_progress)
         except (KeyboardInterrupt, asyncio.CancelledError):
@@ -307,8 +367,8 @@ async def _work(
                 return
             case_id, case = cases.rows[item.case_index]
             outcome = await run_attempt(arms[item.arm], config, case, case_id, item.repeat,
-                                        session.call)  # fmt: skip
-            score, error = session.score(outcome, case)
+                                        session.call, session.checker.verify)  # fmt: skip
+            score, error = await session.score(rid, item.arm, case_id, item.repeat, outcome, case)
             values = {**outcome.values(), "score": score, "error": error}
             session.store.put_attempt(rid, item.arm, case_id, item.repeat, values)
             progress.done += 1

@@ -15,10 +15,18 @@ from typing import Any
 
 from evaldelta import __version__
 from evaldelta.run.cases import CaseSet
+from evaldelta.run.checking import checks_pins
 from evaldelta.run.config import Arm, ModelArm, RunConfig, provider_for
 from evaldelta.run.prices import PriceTable
 
-__all__ = ["arm_pins", "run_id", "run_pins"]
+__all__ = ["arm_pins", "run_id", "run_pins", "scorer_pins"]
+
+
+def scorer_pins(config: RunConfig) -> dict[str, Any] | None:
+    """The run's scorer: a regex/python check, or a checks file with its sha256 and judges."""
+    if config.checks is not None:
+        return checks_pins(config.checks)
+    return config.score.describe() if config.score is not None else None
 
 
 def _model_pins(arm: ModelArm, config: RunConfig, prices: PriceTable) -> dict[str, Any]:
@@ -56,8 +64,8 @@ def run_pins(config: RunConfig, prices: PriceTable) -> dict[str, Any]:
     """Run-level pins: the free-form pins, the scorer, the judge, prices, seed, version."""
     return {
         **dict(config.pins),
-        "scorer": config.score.describe() if config.score is not None else None,
-        "judge": None,  # no judge yet: `evaldelta score` records its own pins
+        "scorer": scorer_pins(config),
+        "judge": (scorer_pins(config) or {}).get("judges") or None,
         "prices": prices.source,
         "seed": config.seed,
         "evaldelta_version": __version__,
@@ -74,7 +82,7 @@ def run_id(config: RunConfig, cases: CaseSet, prices: PriceTable) -> str:
         "cases_sha256": cases.sha256,
         "repeats": config.repeats,
         "arms": pins,
-        "scorer": config.score.describe() if config.score is not None else None,
+        "scorer": scorer_pins(config),
         "pins": dict(config.pins),
     }
     text = json.dumps(identity, sort_keys=True, default=str)
