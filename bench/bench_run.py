@@ -9,7 +9,10 @@ script prints the measured calls per second beside that ideal and their ratio, f
     python bench/bench_run.py --concurrency 16 --calls 400
 
 Every attempt is committed to the DuckDB run store before it counts (resume needs that), so
-the store's write path is part of what is measured.
+the store's write path is part of what is measured. A third column sends the same number of
+requests from a bare httpx client at the same concurrency: on a small machine the test
+server and the HTTP client stack, not the ideal, set the ceiling, and the "vs bare" ratio
+says how much of what remains is the runner's own overhead (SDK, templates, cache, store).
 """
 
 from __future__ import annotations
@@ -89,6 +92,25 @@ def _measure(url: str, concurrency: int, calls: int) -> tuple[float, int]:
         return wall, summary.progress.done
 
 
+async def _raw(url: str, concurrency: int, calls: int) -> float:
+    """The same requests from a bare httpx client: what this machine and server allow."""
+    import httpx
+
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    gate = asyncio.Semaphore(concurrency)
+    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=30) as client:
+
+        async def one(i: int) -> None:
+            async with gate:
+                body = {"model": "raw", "messages": [{"role": "user", "content": f"q {i}"}]}
+                response = await client.post("/v1/chat/completions", json=body)
+                response.raise_for_status()
+
+        start = time.perf_counter()
+        await asyncio.gather(*(one(i) for i in range(calls)))
+        return calls / (time.perf_counter() - start)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--concurrency", type=int, action="append", help="(repeatable)")
@@ -108,14 +130,15 @@ def main() -> None:
         url = server.stdout.readline().strip()
         print(f"server {url}, latency {args.latency * 1000:.0f} ms, 2 arms, 1 repeat")
         print(f"{'concurrency':>11}  {'calls':>6}  {'wall s':>7}  {'calls/s':>8}  "
-              f"{'ideal C/L':>9}  {'ratio':>6}")  # fmt: skip
+              f"{'ideal C/L':>9}  {'ratio':>6}  {'bare httpx/s':>12}  {'vs bare':>7}")  # fmt: skip
         for c in levels:
             calls = args.calls or max(8 * c, 400)
             wall, done = _measure(url, c, calls)
             rate = done / wall
             ideal = c / args.latency
+            bare = asyncio.run(_raw(url, c, calls))
             print(f"{c:>11}  {done:>6}  {wall:>7.2f}  {rate:>8.1f}  {ideal:>9.1f}  "
-                  f"{rate / ideal:>6.2f}")  # fmt: skip
+                  f"{rate / ideal:>6.2f}  {bare:>12.1f}  {rate / bare:>7.2f}")  # fmt: skip
     finally:
         server.terminate()
         server.wait(10)

@@ -2,15 +2,19 @@
 
 Replies are deterministic: ``reply(model, prompt, n)`` where ``n`` counts earlier delivered
 calls with the same (model, prompt), so repeated calls are distinct draws. Failures are
-programmable: queue ``"429"``, ``"500"``, ``"400"``, ``"hang"`` or ``"drop"`` for the next
-requests, or hang every request whose prompt matches. The server records every request, the
-calls it delivered per (model, prompt), the auth headers it saw, and the most requests it
-ever had in flight.
+programmable: queue ``"429"``, ``"500"``, ``"400"``, ``"hang"``, ``"drop"`` or ``"malformed"``
+(a 200 whose body is not JSON) for the next requests, hang every request whose prompt
+matches, or draw failures at random: ``error_rate`` (429 or 500, half each) and
+``malformed_rate`` from a seeded ``random.Random`` (``seed``), with ``per_model`` overriding
+``delay``, ``error_rate`` and ``malformed_rate`` by model name. The server records every
+request, the calls it delivered per (model, prompt), the auth headers it saw, and the most
+requests it ever had in flight.
 """
 
 from __future__ import annotations
 
 import json
+import random
 import socket
 import threading
 import time
@@ -30,6 +34,10 @@ class FakeLLM:
         self.failures: list[str] = []
         self.retry_after = "0"
         self.delay = 0.0
+        self.error_rate = 0.0
+        self.malformed_rate = 0.0
+        self.per_model: dict[str, dict[str, float]] = {}
+        self.rng = random.Random(0)
         self.reply: Callable[[str, str, int], str] = default_reply
         self.hang_if: Callable[[str], bool] = lambda prompt: False
         self.delivered: Counter[tuple[str, str]] = Counter()
@@ -59,12 +67,34 @@ class FakeLLM:
         self.httpd.shutdown()
         self.httpd.server_close()
 
-    def next_failure(self) -> str | None:
+    def seed(self, value: int) -> None:
+        """Reseed the random failure draws."""
         with self.lock:
-            return self.failures.pop(0) if self.failures else None
+            self.rng.seed(value)
+
+    def setting(self, model: str, name: str) -> float:
+        """A behaviour setting for one model: its override, else the server-wide value."""
+        return float(self.per_model.get(model, {}).get(name, getattr(self, name)))
+
+    def next_failure(self, model: str = "") -> str | None:
+        with self.lock:
+            if self.failures:
+                return self.failures.pop(0)
+            draw = self.rng.random()
+            error, malformed = (
+                self.setting(model, "error_rate"),
+                self.setting(model, "malformed_rate"),
+            )
+            if draw < error:
+                return "429" if draw < error / 2 else "500"
+            if draw < error + malformed:
+                return "malformed"
+            return None
 
 
 class _QuietServer(ThreadingHTTPServer):
+    request_queue_size = 1024  # the listen backlog: socketserver's default of 5 drops bursts
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass  # a client killed mid-request (the resume test) is expected
 
@@ -97,7 +127,7 @@ class _Handler(BaseHTTPRequestHandler):
         prompt = "\n".join(str(m["content"]) for m in body.get("messages", []))
         if anthropic and body.get("system"):
             prompt = str(body["system"]) + "\n" + prompt
-        failure = fake.next_failure()
+        failure = fake.next_failure(model)
         with fake.lock:
             fake.requests.append(
                 {"model": model, "prompt": prompt, "body": body, "failure": failure,
@@ -116,8 +146,17 @@ class _Handler(BaseHTTPRequestHandler):
             headers = {"Retry-After": fake.retry_after} if status == 429 else {}
             self._send(status, {"error": {"message": f"fake {status}", "type": "x"}}, headers)
             return
-        if fake.delay:
-            time.sleep(fake.delay)
+        delay = fake.setting(model, "delay")
+        if delay:
+            time.sleep(delay)
+        if failure == "malformed":
+            data = b'{"id": "c1", "choices": [ this is not json'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
         with fake.lock:
             n = fake.delivered[(model, prompt)]
             fake.delivered[(model, prompt)] += 1

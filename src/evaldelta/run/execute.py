@@ -31,6 +31,7 @@ from evaldelta.run.pins import arm_pins, run_id, run_pins, scorer_pins
 from evaldelta.run.prices import PriceTable
 from evaldelta.run.providers.base import ChatMessage, Completion, Provider, ProviderError
 from evaldelta.run.providers.registry import create_provider
+from evaldelta.run.writer import GroupWriter
 from evaldelta.store import Store
 
 __all__ = ["Progress", "RunSummary", "WorkItem", "execute", "interleave"]
@@ -98,6 +99,7 @@ class _Session:
         self.checker = checker
         self.cases = cases
         self.store = store
+        self.writer = GroupWriter(store)
         self.prices = prices
         self.clock = clock
         self.progress = Progress()
@@ -163,12 +165,13 @@ class _Session:
             return exc
         finally:
             self.progress.retries += lane.retries - before
-        self.store.put_response(key, {
+        response = {
             "provider": arm.provider, "model": arm.model, "text": completion.text,
             "model_version": completion.model_version, "input_tokens": completion.input_tokens,
             "output_tokens": completion.output_tokens, "finish_reason": completion.finish_reason,
             "latency_ms": completion.latency_ms,
-        })  # fmt: skip
+        }  # fmt: skip
+        await self.writer.put_response(key, response)
         return completion
 
     def _call(self, arm: ModelArm, key: str, cached: bool, c: Completion) -> Call:
@@ -330,6 +333,8 @@ async def execute(
             # every finished attempt is already committed; say so, and let it resume
             store.set_status(rid, "interrupted")
             raise
+        finally:
+            await session.writer.aclose()
         store.finish_run(rid, status)
     finally:
         for provider in owned:
@@ -370,7 +375,7 @@ async def _work(
                                         session.call, session.checker.verify)  # fmt: skip
             score, error = await session.score(rid, item.arm, case_id, item.repeat, outcome, case)
             values = {**outcome.values(), "score": score, "error": error}
-            session.store.put_attempt(rid, item.arm, case_id, item.repeat, values)
+            await session.writer.put_attempt(rid, item.arm, case_id, item.repeat, values)
             progress.done += 1
             progress.errors += error is not None
             if on_progress is not None:

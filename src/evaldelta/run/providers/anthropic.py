@@ -6,6 +6,7 @@ As with :mod:`.openai_compat`, evaldelta's retry policy is the only one that run
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -65,6 +66,11 @@ class AnthropicProvider:
         start = time.perf_counter()
         try:
             response = await self._client.messages.create(**kwargs)
+        except json.JSONDecodeError:
+            # a 200 whose body is not JSON: a broken proxy or a truncated reply; try again
+            raise ProviderError(
+                f"{self.name} returned a malformed (non-JSON) response", retryable=True
+            ) from None
         except anthropic.APIStatusError as exc:
             status = exc.status_code
             raise ProviderError(

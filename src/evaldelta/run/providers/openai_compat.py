@@ -7,6 +7,7 @@ hidden inside the SDK and never paid twice without being seen.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -61,6 +62,11 @@ class OpenAICompatProvider:
         start = time.perf_counter()
         try:
             response = await self._client.chat.completions.create(**kwargs)
+        except json.JSONDecodeError:
+            # a 200 whose body is not JSON: a broken proxy or a truncated reply; try again
+            raise ProviderError(
+                f"{self.name} returned a malformed (non-JSON) response", retryable=True
+            ) from None
         except openai.APIStatusError as exc:
             status = exc.status_code
             raise ProviderError(
