@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -345,3 +346,25 @@ def test_an_interrupted_run_says_so_and_resumes(setup: Callable[[str], Path]) ->
         assert row["status"] == "interrupted"
     rest = run(config)
     assert rest.status == "complete" and rest.run_id == row["run_id"]
+
+
+def test_a_cascade_run_reports_escalation_rate_and_cost_per_arm(
+    setup: Callable[[str], Path], fake: FakeLLM, run_cli: Callable[..., object]
+) -> None:
+    fake.reply = cascade_reply
+    config = setup(CASCADE)
+    result = run_cli("run", "--config", str(config), "--no-progress")
+    assert result.code == 0, result.err  # type: ignore[attr-defined]
+    err = result.err  # type: ignore[attr-defined]
+    with Store(config.parent / "runs.duckdb", read_only=True) as store:
+        (row,) = store.runs()
+        attempts = store.attempts(row["run_id"])
+    cost = {a: sum(r["cost_usd"] for r in attempts if r["arm"] == a) for a in ("cascade",)}
+    # c0 and c3 of the six cases are "hard": the cheap model is unsure, the cascade escalates
+    assert re.search(r"arm cascade: 6 attempts, 0 errors, \$[\d.]+ .*escalated 33\.3%", err), err
+    assert f"${cost['cascade']:.4f}" in err
+    assert re.search(r"arm always_cheap: 6 attempts, 0 errors, \$[\d.]+", err), err
+    assert (
+        "always_cheap: 6 attempts, 0 errors" in err
+        and "escalated" not in err.split("arm always_cheap")[1].splitlines()[0]
+    )

@@ -328,6 +328,22 @@ class Store:
             f"INSERT OR REPLACE INTO responses VALUES {', '.join([marks] * len(rows))}", params
         )
 
+    def arm_totals(self, run_id: str) -> list[dict[str, Any]]:
+        """Per arm: attempts, errors, total cost and a cascade's escalation rate.
+
+        The cost is null when any attempt's price is unknown (never a partial sum); the
+        escalation rate is null for arms that do not escalate.
+        """
+        cur = self.con.execute(
+            "SELECT arm, count(*) AS attempts, count(error) AS errors, "
+            "CASE WHEN count(cost_usd) = count(*) THEN sum(cost_usd) END AS cost_usd, "
+            "avg(CASE WHEN escalated THEN 1.0 WHEN escalated IS NOT NULL THEN 0.0 END) "
+            "AS escalation_rate FROM attempts WHERE run_id = ? GROUP BY arm ORDER BY arm",
+            [run_id],
+        )
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
     def attempts(self, run_id: str) -> list[dict[str, Any]]:
         """Every attempt of a run, as dicts (for tests and small exports)."""
         cur = self.con.execute(

@@ -80,7 +80,33 @@ def run_cmd(
         f"${p.spent_usd:.4f} spent; store {summary.store}",
         err=True,
     )
+    _arm_lines(summary.store, summary.run_id)
     metric = " --metric pass" if cfg.checks is not None else ""
     typer.echo(
         f"evaldelta compare --store {summary.store} --run {summary.run_id}{metric}", err=True
     )
+
+
+def _arm_lines(store_path: str, run_id: str) -> None:
+    """Per arm: attempts, cost, and a cascade's escalation rate (on stderr)."""
+    from evaldelta.store import Store
+
+    with Store(store_path, read_only=True) as store:
+        totals = store.arm_totals(run_id)
+    for row in totals:
+        cost = "cost unknown" if row["cost_usd"] is None else f"${row['cost_usd']:.4f}"
+        per = (
+            f" (${row['cost_usd'] / row['attempts']:.6f}/attempt)"
+            if row["cost_usd"] is not None and row["attempts"]
+            else ""
+        )
+        escalated = (
+            f"; escalated {row['escalation_rate']:.1%}"
+            if row["escalation_rate"] is not None
+            else ""
+        )
+        typer.echo(
+            f"  arm {row['arm']}: {row['attempts']} attempts, {row['errors']} errors, "
+            f"{cost}{per}{escalated}",
+            err=True,
+        )
