@@ -115,6 +115,15 @@ def compare_cmd(
             "(repeatable); others are reported loudly.",
         ),
     ] = None,
+    three_arm: Annotated[
+        str | None,
+        typer.Option(
+            "--three-arm",
+            metavar="CHEAP,CASCADE,STRONG",
+            help="A cascade run's always-cheap, cascade and always-strong arms: per slice the "
+            "cheap-to-strong gap, the share the cascade recovered, escalation and cost.",
+        ),
+    ] = None,
     store: StoreOpt = None,
     run: RunOpt = None,
 ) -> None:
@@ -134,6 +143,7 @@ def compare_cmd(
         "scale": parse_scale(scale),
         "list_limit": None if list_limit == 0 else list_limit,
         "allowed_pin_differences": tuple(allow_pin_diff or ()),
+        "three_arm": tuple(three_arm.split(",")) if three_arm is not None else None,
     }
     fmt = resolve_format(format, output)
     if policy is not None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from evaldelta import __version__
 from evaldelta._slicing import Notes, SlicingBuilder
+from evaldelta._three_arm import check_roles, roles_from_pins, three_arm_summary
 from evaldelta.engine import (
     CriticalSelector,
     Source,
@@ -86,6 +87,7 @@ def compare(
     list_limit: int | None = 50,
     critical: CriticalSelector | None = None,
     allowed_pin_differences: Sequence[str] = (),
+    three_arm: Sequence[str] | None = None,
 ) -> Comparison:
     """Compare a baseline arm with one or more candidates; see the README for what is reported.
 
@@ -96,6 +98,10 @@ def compare(
     traffic mix: each slice's sum of weights estimates its traffic (Horvitz-Thompson).
     ``critical`` selects critical cases (ids, a flag column, a tag): each pair then carries
     their attempts and passes (:class:`~evaldelta.model.CriticalEvidence`) for the gate.
+    ``three_arm`` names the (always-cheap, cascade, always-strong) arms of a cascade run: the
+    comparison then carries a :class:`~evaldelta.model.ThreeArmSummary` on the first metric
+    and slicing column. Without it, the roles are read from a run store's pins when a
+    compared cascade arm's cheap and strong steps are compared arms too.
     """
     if interval not in INTERVALS:
         raise UsageError(f"unknown interval {interval!r}; choose one of {', '.join(INTERVALS)}")
@@ -114,6 +120,7 @@ def compare(
     present = _arm_order(tables)
     base, cands = _resolve_arms(present, baseline, candidates)
     arms = (base, *cands)
+    roles = check_roles(three_arm, present) if three_arm is not None else None
     primary_slices = _slice_names(tables, arms, by[0])
     mix_name, mix_weights = _chosen_mix(mix, primary_slices)
     traffic_weights = read_mix(Path(traffic), set(primary_slices)) if traffic else None
@@ -158,6 +165,22 @@ def compare(
             )
         )
     pins = store_pins(tables.sources, arms)
+    roles_from = "given"
+    if roles is None:
+        roles, roles_from = roles_from_pins(pins, arms), "pins"
+    summary = (
+        three_arm_summary(
+            tables,
+            roles,
+            roles_from=roles_from,
+            metric=metrics[0],
+            by=by[0],
+            confidence=confidence,
+            notes=notes,
+        )
+        if roles is not None
+        else None
+    )
     return Comparison(
         schema_version=SCHEMA_VERSION,
         evaldelta_version=__version__,
@@ -173,6 +196,7 @@ def compare(
         notes=tuple(notes.items),
         pins=pins,
         pin_differences=undeclared_differences(pins, arms, allowed_pin_differences),
+        three_arm=summary,
     )
 
 

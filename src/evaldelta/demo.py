@@ -92,7 +92,11 @@ SCENARIOS: tuple[Scenario, ...] = (
         title="5,000 replayed requests: always-cheap, cascade and always-strong",
         seed_file="004_c23b49ab5987a609.txt",
         data="seed004.csv",
-        options={"baseline": "always_strong", "candidates": ("cascade", "always_cheap")},
+        options={
+            "baseline": "always_strong",
+            "candidates": ("cascade", "always_cheap"),
+            "three_arm": ("always_cheap", "cascade", "always_strong"),
+        },
         traffic_file="traffic004.csv",
         seed_says=(
             "cheap 4.28, cascade 4.31, strong 4.34; paired delta -0.0286, SE 0.0024, t -11.9 "

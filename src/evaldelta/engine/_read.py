@@ -81,6 +81,8 @@ class TableSet:
     has_cost: bool
     critical_flags: tuple[str, ...] = ()  # "column" / "tag": flag columns that were projected
     has_weight: bool = False  # a sample_weight column (written by `evaldelta sample`)
+    has_model_used: bool = False  # a model_used column (the model that answered an attempt)
+    has_escalated: bool = False  # an escalated column (a cascade sent the attempt onwards)
 
 
 def connect() -> Any:
@@ -184,7 +186,8 @@ def read_sources(
 
     Columns: ``case_id``, ``arm``, ``repeat``, one string column per slicing column
     (``slice`` defaults to ``all`` when absent), one float column per metric (null =
-    unlabeled), ``cluster`` (string or null), ``cost_usd`` (float or null) and ``_src``
+    unlabeled), ``cluster`` (string or null), ``cost_usd`` (float or null), ``model_used``
+    (string) and ``escalated`` (boolean) when a source has them, and ``_src``
     (the index of the source, for locating lines later). The raw metric values are kept as
     ``_raw_<metric>`` so validation can name an unparseable value. ``critical_column`` adds
     ``_crit_col`` (a truthy value in that column) and ``critical_tag`` adds ``_crit_tag``
@@ -203,11 +206,14 @@ def read_sources(
     if critical_tag is not None and any("tags" in t.columns for t in scanned):
         flags["tag"] = critical_tag
     has_weight = any("sample_weight" in t.columns for t in scanned)
+    has_model_used = any("model_used" in t.columns for t in scanned)
+    has_escalated = any("escalated" in t.columns for t in scanned)
     projected = []
     for index, (source, table) in enumerate(zip(sources, scanned, strict=True)):
         extra = _critical_flags(table, flags)
         if has_weight:
             extra.update(_weight_columns(table))
+        extra.update(_routing_columns(table, has_model_used, has_escalated))
         projected.append(
             _project(index, source, table, slice_columns, metrics, has_cluster, has_cost, extra)
         )
@@ -222,7 +228,39 @@ def read_sources(
         has_cost=has_cost,
         critical_flags=tuple(flags),
         has_weight=has_weight,
+        has_model_used=has_model_used,
+        has_escalated=has_escalated,
     )
+
+
+def _routing_columns(
+    table: ir.Table, has_model_used: bool, has_escalated: bool
+) -> dict[str, ir.Value]:
+    """``model_used`` as text and ``escalated`` as a boolean (null where absent or unparsed)."""
+    out: dict[str, ir.Value] = {}
+    if has_model_used:
+        out["model_used"] = (
+            _as_text(table.model_used).strip().nullif("")
+            if "model_used" in table.columns
+            else ibis.null("string")
+        )
+    if has_escalated:
+        if "escalated" not in table.columns:
+            out["escalated"] = ibis.null("boolean")
+        else:
+            col = table.escalated
+            if col.type().is_boolean():
+                out["escalated"] = col
+            elif col.type().is_numeric():
+                out["escalated"] = col != 0
+            else:
+                text = _as_text(col).strip().lower()
+                out["escalated"] = ibis.cases(
+                    (text.isin([*TRUE_WORDS, "1", "1.0", "y"]), ibis.literal(True)),
+                    (text.isin([*FALSE_WORDS, "0", "0.0", "n"]), ibis.literal(False)),
+                    else_=ibis.null("boolean"),
+                )
+    return out
 
 
 def _weight_columns(table: ir.Table) -> dict[str, ir.Value]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,8 +119,17 @@ def _rows(expr: Any) -> list[dict[str, Any]]:
     return expr.to_pyarrow().to_pylist()  # type: ignore[no-any-return]
 
 
-def build_case_table(tables: TableSet, arms: tuple[str, ...], metric: str) -> CaseTable:
+def build_case_table(
+    tables: TableSet,
+    arms: tuple[str, ...],
+    metric: str,
+    *,
+    escalation: Callable[[ir.Table], ir.BooleanValue] | None = None,
+) -> CaseTable:
     """Pivot rows to one row per case with each arm's counts and case mean for ``metric``.
+
+    ``escalation`` (a row predicate, null = unknown) adds per arm ``x<i>`` (attempts where it
+    holds), ``xn<i>`` (attempts where it is known) and ``e<i>`` (their share, per case).
 
     Raises :class:`SliceConflictError` when a case carries two values of a slicing column
     (for example, a case whose slice differs between arms).
@@ -143,11 +153,22 @@ def build_case_table(tables: TableSet, arms: tuple[str, ...], metric: str) -> Ca
         aggs[f"t{i}"] = score.sum(where=is_arm)
         if tables.has_cost:
             aggs[f"c{i}"] = t.cost_usd.sum(where=is_arm)
+        if escalation is not None:
+            flag = escalation(t)
+            aggs[f"x{i}"] = flag.cast("int64").sum(where=is_arm)
+            aggs[f"xn{i}"] = flag.count(where=is_arm)
     grouped = t.group_by("case_id").aggregate(**aggs)
     # the case mean is sum / count of scored attempts (null when none is scored)
     grouped = grouped.mutate(
         **{f"m{i}": grouped[f"t{i}"] / grouped[f"k{i}"].nullif(0) for i in range(len(arms))}
     )
+    if escalation is not None:
+        grouped = grouped.mutate(
+            **{
+                f"e{i}": grouped[f"x{i}"].cast("float64") / grouped[f"xn{i}"].nullif(0)
+                for i in range(len(arms))
+            }
+        )
     name = f"_evaldelta_cases_{next(_TABLE_IDS)}"
     table = tables.con.create_table(name, grouped, temp=True)
     _check_duplicates(tables, table, arms)

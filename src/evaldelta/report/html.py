@@ -165,6 +165,14 @@ def render_html(
         if len(comparison.candidates) > 1
         else []
     )
+    three = None
+    if comparison.three_arm is not None:
+        from evaldelta.report._three_arm import three_arm_figure, three_arm_view
+
+        three = three_arm_view(comparison.three_arm, fmt_pct(comparison.confidence))
+        three.svg = plots.figure_svg(
+            three_arm_figure(comparison.three_arm), title="Three arms: mean per slice"
+        )
     template = _ENV.get_template("report.html.j2")
     return template.render(
         title=title or f"evaldelta: {', '.join(comparison.candidates)} vs {comparison.baseline}",
@@ -178,6 +186,7 @@ def render_html(
         checks=[(m.metric, arm_summaries(m)) for m in checks],
         pins=pins_view(comparison),
         summaries=summaries,
+        three=three,
     )
 
 

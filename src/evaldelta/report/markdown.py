@@ -67,4 +67,9 @@ def render_markdown(comparison: Comparison) -> str:
                     f"({fmt_pct(ov.informative_share)})"
                 )
             out.append("")
+    if comparison.three_arm is not None:
+        from evaldelta.report._three_arm import three_arm_markdown
+
+        out.append(three_arm_markdown(comparison.three_arm))
+        out.append("")
     return "\n".join(out).rstrip() + "\n"

@@ -38,6 +38,11 @@ def render_text(comparison: Comparison) -> str:
             for pair in slicing.pairs:
                 out.extend(_pair_block(comparison, metric, slicing.by, slicing.arms, pair))
                 out.append("")
+    if comparison.three_arm is not None:
+        from evaldelta.report._three_arm import three_arm_lines
+
+        out.extend(three_arm_lines(comparison.three_arm, fmt_pct(comparison.confidence)))
+        out.append("")
     if comparison.notes:
         out.append("Notes (undefined statistics are shown as n/a, never as 0):")
         out.extend(f"  - {n}" for n in comparison.notes)

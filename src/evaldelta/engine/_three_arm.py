@@ -1,0 +1,165 @@
+"""Three arms (always-cheap, cascade, always-strong): sufficient statistics per slice.
+
+One per-case pivot over the three arms (:func:`build_case_table`, arms in the order cheap,
+cascade, strong) carries each arm's case mean, its cost and, when the rows say which model
+answered, the per-case share of escalated attempts. Every statistic below is a group-by over
+that pivot in the backend: memory does not grow with the number of rows.
+
+Escalation is read from ``escalated`` when the column exists; otherwise an attempt counts as
+escalated when its ``model_used`` differs from the model the always-cheap arm used (its most
+frequent ``model_used``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import ibis
+import ibis.expr.types as ir
+
+from evaldelta.engine._read import TableSet
+from evaldelta.engine._reduce import ALL, CaseTable, Moments, build_case_table
+
+__all__ = ["Escalation", "ThreeArmStats", "escalation_basis", "reduce_three_arms"]
+
+CHEAP, CASCADE, STRONG = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Escalation:
+    """How escalation is read: ``escalated``, or ``model_used`` != the cheap model."""
+
+    basis: str  # "escalated" | "model_used"
+    cheap_model: str | None
+    cheap_models_seen: int  # distinct model_used values of the cheap arm (1 is expected)
+
+    def predicate(self) -> Callable[[ir.Table], ir.BooleanValue]:
+        """The row predicate (null where unknown) the pivot aggregates."""
+        if self.basis == "escalated":
+            return lambda t: t.escalated
+        name = self.cheap_model
+        return lambda t: t.model_used != name
+
+
+@dataclass(frozen=True)
+class ThreeArmStats:
+    """Sums over one slice (``slice == ALL`` for every case) of the three-arm pivot.
+
+    ``n`` counts cases all three arms scored; the means and the two delta moments (strong -
+    cheap, cascade - cheap) are over those. ``kept`` are the cases cascade and strong both
+    scored where no cascade attempt escalated; ``divergent`` is cascade - strong on them.
+    """
+
+    slice: str
+    n: int
+    cheap_total: float
+    cascade_total: float
+    strong_total: float
+    gap: Moments
+    recovered: Moments
+    cascade_attempts: int
+    escalation_known: int | None
+    escalated_attempts: int | None
+    escalated_cases: int | None
+    divergent: Moments | None
+    cases: tuple[int, int, int]
+    cost_usd: tuple[float, float, float] | None
+
+
+def _rows(expr: Any) -> list[dict[str, Any]]:
+    return expr.to_pyarrow().to_pylist()  # type: ignore[no-any-return]
+
+
+def escalation_basis(tables: TableSet, cheap_arm: str) -> Escalation | None:
+    """How to tell an escalated attempt, from the columns the rows have (None: no way)."""
+    if tables.has_escalated:
+        return Escalation("escalated", None, 0)
+    if not tables.has_model_used:
+        return None
+    t = tables.rows.filter((tables.rows.arm == cheap_arm) & tables.rows.model_used.notnull())
+    counts = _rows(
+        t.group_by("model_used").aggregate(k=t.count()).order_by([ibis.desc("k"), "model_used"])
+    )
+    if not counts:
+        return None
+    return Escalation("model_used", str(counts[0]["model_used"]), len(counts))
+
+
+def build_three_arm_table(
+    tables: TableSet, roles: tuple[str, str, str], metric: str, escalation: Escalation | None
+) -> CaseTable:
+    """The per-case pivot of the three arms (cheap, cascade, strong)."""
+    return build_case_table(
+        tables,
+        roles,
+        metric,
+        escalation=escalation.predicate() if escalation is not None else None,
+    )
+
+
+def reduce_three_arms(cases: CaseTable, by: str) -> list[ThreeArmStats]:
+    """Per slice of ``by`` (sorted by name) and overall (``ALL``, last)."""
+    w = cases.table
+    m0, m1, m2 = w.m0, w.m1, w.m2
+    all3 = m0.notnull() & m1.notnull() & m2.notnull()
+    gap, rec = m2 - m0, m1 - m0
+    aggs: dict[str, Any] = {
+        "n": all3.sum(),
+        "t0": m0.sum(where=all3),
+        "t1": m1.sum(where=all3),
+        "t2": m2.sum(where=all3),
+        "gt": gap.sum(where=all3),
+        "gss": (gap * gap).sum(where=all3),
+        "rt": rec.sum(where=all3),
+        "rss": (rec * rec).sum(where=all3),
+        "att": w.n1.sum(),
+    }
+    for i in range(3):
+        aggs[f"cases{i}"] = (w[f"n{i}"] > 0).sum()
+    has_esc = "e1" in w.columns
+    if has_esc:
+        kept = (w.xn1 > 0) & (w.x1 == 0) & m1.notnull() & m2.notnull()
+        div = m1 - m2
+        aggs.update(
+            xk=w.xn1.sum(),
+            xa=w.x1.sum(),
+            xc=(w.x1 > 0).sum(),
+            dn=kept.sum(),
+            dt=div.sum(where=kept),
+            dss=(div * div).sum(where=kept),
+        )
+    if cases.tables.has_cost:
+        for i in range(3):
+            aggs[f"c{i}"] = w[f"c{i}"].sum()
+    per_slice = _rows(w.group_by(slice=w[f"s_{by}"]).aggregate(**aggs).order_by("slice"))
+    overall = _rows(w.aggregate(**aggs))
+    overall[0]["slice"] = ALL
+    return [_stats(row, has_esc, cases.tables.has_cost) for row in [*per_slice, *overall]]
+
+
+def _num(value: Any) -> float:
+    return float(value or 0.0)
+
+
+def _stats(row: dict[str, Any], has_esc: bool, has_cost: bool) -> ThreeArmStats:
+    n = int(row["n"] or 0)
+    return ThreeArmStats(
+        slice=str(row["slice"]),
+        n=n,
+        cheap_total=_num(row["t0"]),
+        cascade_total=_num(row["t1"]),
+        strong_total=_num(row["t2"]),
+        gap=Moments(n, _num(row["gt"]), _num(row["gss"])),
+        recovered=Moments(n, _num(row["rt"]), _num(row["rss"])),
+        cascade_attempts=int(row["att"] or 0),
+        escalation_known=int(row["xk"] or 0) if has_esc else None,
+        escalated_attempts=int(row["xa"] or 0) if has_esc else None,
+        escalated_cases=int(row["xc"] or 0) if has_esc else None,
+        divergent=(
+            Moments(int(row["dn"] or 0), _num(row["dt"]), _num(row["dss"])) if has_esc else None
+        ),
+        cases=(int(row["cases0"] or 0), int(row["cases1"] or 0), int(row["cases2"] or 0)),
+        cost_usd=(_num(row["c0"]), _num(row["c1"]), _num(row["c2"])) if has_cost else None,
+    )
