@@ -8,14 +8,19 @@ echoes the key back (some do, partly masked) cannot carry it into the store or a
 from __future__ import annotations
 
 import email.utils
+import json
 import os
 import time
 from collections.abc import Mapping
+from typing import Any
 
 from evaldelta.errors import ProviderSetupError
+from evaldelta.run.providers.base import ProviderError
 
-__all__ = ["api_key_from_env", "parse_retry_after", "redact"]
+__all__ = ["RETRYABLE_STATUS", "api_key_from_env", "parse_retry_after", "redact", "sdk_error"]
 
+# 408 timeout, 409 conflict (a lock on the server), 429 rate limit, every 5xx (529: overloaded)
+RETRYABLE_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
 NO_KEY = "not-needed"  # sent to local servers (vLLM, Ollama, llama.cpp) that ignore the key
 
 
@@ -63,3 +68,31 @@ def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
         except (TypeError, ValueError):
             return None
         return max(0.0, parsed.timestamp() - time.time())
+
+
+def sdk_error(exc: BaseException, *, name: str, key: str | None, sdk: Any) -> ProviderError | None:
+    """An official SDK's exception as a :class:`ProviderError`, or None (re-raise it).
+
+    The openai and anthropic SDKs share their exception class names, so one mapping serves
+    both.
+    429, 5xx, timeouts, dropped connections and a 200 whose body is not JSON are retryable;
+    other HTTP statuses and SDK errors are not. Every message goes through :func:`redact`.
+    """
+    if isinstance(exc, json.JSONDecodeError):  # a broken proxy or a truncated reply
+        return ProviderError(f"{name} returned a malformed (non-JSON) response", retryable=True)
+    if isinstance(exc, sdk.APIStatusError):
+        status = exc.status_code
+        return ProviderError(
+            redact(f"{name} returned HTTP {status}: {exc.message}", key),
+            retryable=status in RETRYABLE_STATUS,
+            status=status,
+            retry_after=parse_retry_after(dict(exc.response.headers)),
+        )
+    if isinstance(exc, sdk.APITimeoutError):
+        return ProviderError(f"{name} call timed out", retryable=True)
+    if isinstance(exc, sdk.APIConnectionError):
+        return ProviderError(redact(f"{name} connection failed: {exc}", key), retryable=True)
+    base = getattr(sdk, "OpenAIError", None) or getattr(sdk, "AnthropicError", None)
+    if base is not None and isinstance(exc, base):  # malformed responses and the like
+        return ProviderError(redact(f"{name} call failed: {exc}", key), retryable=False)
+    return None

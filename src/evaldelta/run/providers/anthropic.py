@@ -6,19 +6,17 @@ As with :mod:`.openai_compat`, evaldelta's retry policy is the only one that run
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from typing import Any
 
 import anthropic
 
-from evaldelta.run.providers._common import api_key_from_env, parse_retry_after, redact
-from evaldelta.run.providers.base import ChatMessage, Completion, GenerationParams, ProviderError
+from evaldelta.run.providers._common import api_key_from_env, sdk_error
+from evaldelta.run.providers.base import ChatMessage, Completion, GenerationParams
 
 __all__ = ["AnthropicProvider"]
 
-RETRYABLE_STATUS = frozenset({408, 409, 429, 529}) | frozenset(range(500, 600))
 DEFAULT_MAX_TOKENS = 1024  # the Messages API requires max_tokens; used when none is pinned
 
 
@@ -66,29 +64,11 @@ class AnthropicProvider:
         start = time.perf_counter()
         try:
             response = await self._client.messages.create(**kwargs)
-        except json.JSONDecodeError:
-            # a 200 whose body is not JSON: a broken proxy or a truncated reply; try again
-            raise ProviderError(
-                f"{self.name} returned a malformed (non-JSON) response", retryable=True
-            ) from None
-        except anthropic.APIStatusError as exc:
-            status = exc.status_code
-            raise ProviderError(
-                redact(f"{self.name} returned HTTP {status}: {exc.message}", self._key),
-                retryable=status in RETRYABLE_STATUS,
-                status=status,
-                retry_after=parse_retry_after(dict(exc.response.headers)),
-            ) from None
-        except anthropic.APITimeoutError:
-            raise ProviderError(f"{self.name} call timed out", retryable=True) from None
-        except anthropic.APIConnectionError as exc:
-            raise ProviderError(
-                redact(f"{self.name} connection failed: {exc}", self._key), retryable=True
-            ) from None
-        except anthropic.AnthropicError as exc:
-            raise ProviderError(
-                redact(f"{self.name} call failed: {exc}", self._key), retryable=False
-            ) from None
+        except Exception as exc:
+            mapped = sdk_error(exc, name=self.name, key=self._key, sdk=anthropic)
+            if mapped is None:
+                raise
+            raise mapped from None
         latency = (time.perf_counter() - start) * 1000.0
         text = "".join(
             str(getattr(block, "text", "")) for block in response.content if block.type == "text"

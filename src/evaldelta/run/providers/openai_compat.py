@@ -7,19 +7,16 @@ hidden inside the SDK and never paid twice without being seen.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from typing import Any
 
 import openai
 
-from evaldelta.run.providers._common import api_key_from_env, parse_retry_after, redact
+from evaldelta.run.providers._common import api_key_from_env, sdk_error
 from evaldelta.run.providers.base import ChatMessage, Completion, GenerationParams, ProviderError
 
 __all__ = ["OpenAICompatProvider"]
-
-RETRYABLE_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
 
 
 class OpenAICompatProvider:
@@ -62,29 +59,11 @@ class OpenAICompatProvider:
         start = time.perf_counter()
         try:
             response = await self._client.chat.completions.create(**kwargs)
-        except json.JSONDecodeError:
-            # a 200 whose body is not JSON: a broken proxy or a truncated reply; try again
-            raise ProviderError(
-                f"{self.name} returned a malformed (non-JSON) response", retryable=True
-            ) from None
-        except openai.APIStatusError as exc:
-            status = exc.status_code
-            raise ProviderError(
-                redact(f"{self.name} returned HTTP {status}: {exc.message}", self._key),
-                retryable=status in RETRYABLE_STATUS,
-                status=status,
-                retry_after=parse_retry_after(dict(exc.response.headers)),
-            ) from None
-        except openai.APITimeoutError:
-            raise ProviderError(f"{self.name} call timed out", retryable=True) from None
-        except openai.APIConnectionError as exc:
-            raise ProviderError(
-                redact(f"{self.name} connection failed: {exc}", self._key), retryable=True
-            ) from None
-        except openai.OpenAIError as exc:  # malformed responses and the like
-            raise ProviderError(
-                redact(f"{self.name} call failed: {exc}", self._key), retryable=False
-            ) from None
+        except Exception as exc:
+            mapped = sdk_error(exc, name=self.name, key=self._key, sdk=openai)
+            if mapped is None:
+                raise
+            raise mapped from None
         latency = (time.perf_counter() - start) * 1000.0
         if not response.choices:
             raise ProviderError(f"{self.name} returned no choices", retryable=True)
