@@ -174,3 +174,25 @@ def test_error_message_has_no_traceback_shape(run_cli, write):
     path = write("bad.csv", GOOD + "c3,a,s1,x\n")
     res = run_cli("compare", path)
     assert not re.search(r"File \".*\", line \d+", res.err)
+
+
+def test_unwritable_output_is_one_line_exit_2(run_cli, write, tmp_path: Path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    res = run_cli("compare", write("runs.csv", GOOD), "-o", blocker / "report.txt")
+    one_line_error(res, str(blocker))
+
+
+def test_an_unexpected_bug_is_one_line_exit_70(run_cli, write, monkeypatch):
+    import evaldelta.compare
+
+    def broken(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(evaldelta.compare, "compare", broken)
+    monkeypatch.delenv("EVALDELTA_DEBUG", raising=False)
+    res = run_cli("compare", write("runs.csv", GOOD))
+    assert res.code == 70
+    lines = res.err.strip().splitlines()
+    assert len(lines) == 1 and "internal error: RuntimeError: boom" in lines[0]
+    assert "Traceback" not in res.err

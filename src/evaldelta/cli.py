@@ -5,6 +5,7 @@ Exit codes: 0 ok, 1 gate fail, 2 usage or data error, 3 gate inconclusive.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
@@ -270,12 +271,33 @@ _checks_commands.register(app)
 
 
 def main() -> None:
-    """Entry point: run the app and map evaldelta's errors to one line and exit code 2."""
+    """Entry point: map every failure to one line on stderr and an exit code.
+
+    evaldelta's own errors and the file system's (a folder that cannot be written, a disk
+    that is full) are exit 2; anything else is a bug, reported in one line with exit 70
+    (EX_SOFTWARE), and with its traceback when EVALDELTA_DEBUG=1.
+    """
     try:
         app()  # typer's own usage errors exit with code 2 inside
     except EvaldeltaError as exc:
         typer.echo(f"evaldelta: error: {exc}", err=True)
         sys.exit(2)
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        typer.echo(f"evaldelta: error: {where}{exc.strerror or exc}", err=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        typer.echo("evaldelta: interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:
+        if os.environ.get("EVALDELTA_DEBUG") == "1":
+            raise
+        typer.echo(
+            f"evaldelta: internal error: {type(exc).__name__}: {exc} "
+            "(a bug: please report it; EVALDELTA_DEBUG=1 shows the traceback)",
+            err=True,
+        )
+        sys.exit(70)
 
 
 if __name__ == "__main__":  # pragma: no cover
