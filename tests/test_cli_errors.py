@@ -196,3 +196,20 @@ def test_an_unexpected_bug_is_one_line_exit_70(run_cli, write, monkeypatch):
     lines = res.err.strip().splitlines()
     assert len(lines) == 1 and "internal error: RuntimeError: boom" in lines[0]
     assert "Traceback" not in res.err
+
+
+def test_all_unlabeled_is_a_clear_error(run_cli, write):
+    path = write("nulls.csv", "case_id,arm,score\nc1,a,\nc1,b,\n")
+    one_line_error(run_cli("compare", path), "all 2 are unlabeled", "evaldelta score")
+
+
+def test_overflowing_scores_are_a_clear_error(run_cli, write):
+    path = write("big.csv", "case_id,arm,score\nc1,a,1e308\nc1,b,-1e308\nc2,a,1\nc2,b,2\n")
+    one_line_error(run_cli("compare", path), "too large to summarize", "'a'")
+
+
+def test_one_arm_unlabeled_says_why_nothing_is_paired(run_cli, write):
+    path = write("half.csv", "case_id,arm,score\nc1,a,\nc2,a,\nc1,b,1\nc2,b,0\n")
+    res = run_cli("compare", path)
+    assert res.code == 0, res.err
+    assert "share no scored case (2 cases are in both arms but unlabeled in one)" in res.out

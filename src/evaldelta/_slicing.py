@@ -27,6 +27,7 @@ from evaldelta.engine import (
 )
 from evaldelta.engine._histogram import DeltaBins, delta_histograms
 from evaldelta.engine._outputs import case_outputs
+from evaldelta.errors import BadValueError
 from evaldelta.model import (
     ALL_CASES,
     OUTPUT_CHARS,
@@ -85,12 +86,31 @@ class SlicingBuilder:
     critical_selector: str = ""
 
     def build(self) -> SlicingResult:
+        self._check_evidence()
         slices = tuple(sorted({a.slice for a in self.arm_stats if a.slice != ALL}))
         weights = self.mix_weights if self.mix_weights is not None else self._actual_weights()
         traffic_share = _normalize(self.traffic) if self.traffic else None
         arms = tuple(self._arm_slice(a, traffic_share) for a in self.arm_stats)
         pairs = tuple(self._pair(j, weights, traffic_share) for j in range(1, len(self.cases.arms)))
         return SlicingResult(by=self.by, slices=slices, arms=arms, pairs=pairs)
+
+    def _check_evidence(self) -> None:
+        """Refuse data that cannot be summarized, with the reason, instead of failing later."""
+        overall = [a for a in self.arm_stats if a.slice == ALL]
+        metric = self.cases.metric
+        if not any(a.scores.n for a in overall):
+            attempts = sum(a.attempts for a in overall)
+            raise BadValueError(
+                f"no attempt of the compared arms ({', '.join(self.cases.arms)}) has a "
+                f"{metric!r} value: all {attempts} are unlabeled; score them first "
+                "(evaldelta score), or name another --metric"
+            )
+        for a in overall:
+            if not (math.isfinite(a.scores.total) and math.isfinite(a.scores.sumsq)):
+                raise BadValueError(
+                    f"the {metric!r} values of arm {a.arm!r} are too large to summarize: their "
+                    "sum of squares overflows a float; rescale the metric"
+                )
 
     # -- per arm --------------------------------------------------------------------------
     def _actual_weights(self) -> dict[str, float]:

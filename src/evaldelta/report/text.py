@@ -133,7 +133,12 @@ def _pair_block(
     lines.extend(_answer_lines(pair, binary))
     if not pair.paired_available:
         lines += [
-            f"! No paired analysis: {b} and {c} share no cases (two different eval sets).",
+            (
+                f"! No paired analysis: {b} and {c} share no scored case "
+                f"({pair.overall.unscored_in_one} cases are in both arms but unlabeled in one)."
+                if pair.overall.unscored_in_one
+                else f"! No paired analysis: {b} and {c} share no cases (two different eval sets)."
+            ),
             "  The per-slice differences below are unpaired ("
             + ("Newcombe interval for two independent proportions" if single else "Welch t")
             + ").",
