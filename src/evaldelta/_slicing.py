@@ -180,7 +180,8 @@ class SlicingBuilder:
                 overall = delta
             else:
                 deltas.append(delta)
-        assert overall is not None
+        if overall is None:  # pragma: no cover - reduce_pair_slices always returns ALL
+            raise RuntimeError("the engine returned no overall row for the pair")
         deltas = _with_holm(deltas)
         paired_available = overall.n_pairs > 0
         mixes = [(self.mix_name, weights)]

@@ -117,7 +117,8 @@ def pairs_to_settle(estimate: float, bound: float, sd: float, confidence: float)
 def _row(
     d: SliceDelta, why: str, bound: float | None, binary: bool, single: bool, confidence: float
 ) -> PlanRow:
-    assert d.paired is not None  # callers pass paired slices only
+    if d.paired is None:  # pragma: no cover - callers pass paired slices only
+        raise RuntimeError(f"plan row for an unpaired slice {d.slice!r}")
     est, n = d.paired.estimate, d.n_pairs
     sd, psi = _sd_and_discordance(d, single)
     b = bound if bound is not None else 0.0
