@@ -223,3 +223,13 @@ def test_markdown_summary_snapshot_shape(results):
     assert lines[0] == "### evaldelta: `candidate` vs `incumbent` · score · by slice"
     assert "| **all cases** | +5.0 pts | [-4.7, +14.7] | 0.625 | 40 |" in lines
     assert "- Informative pairs: 4/40 (10%)" in lines
+
+
+def test_002_shows_the_other_interval_for_contrast(results):
+    o = pair_of(results["002"]).overall
+    # examples/compare-002.txt: "(Wald; Newcombe: [-6.9, +17.6])"
+    assert o.alternative_interval == "newcombe"
+    assert o.alternative_ci is not None
+    low, high = o.alternative_ci.low * 100, o.alternative_ci.high * 100
+    assert (round(low, 1), round(high, 1)) == (-6.9, 17.6)
+    assert "Newcombe interval for contrast: [-6.9, +17.6]" in render_text(results["002"])

@@ -280,6 +280,8 @@ class SlicingBuilder:
         traffic: dict[str, float] | None,
     ) -> SliceDelta:
         label = ALL_CASES if p.slice == ALL else p.slice
+        alt_ci: stats.ConfidenceInterval | None = None
+        alt_method: str | None = None
         paired: stats.PairedResult | None = None
         unpaired: stats.UnpairedResult | None = None
         table = None
@@ -297,6 +299,16 @@ class SlicingBuilder:
                         confidence=self.confidence,
                         interval=self.interval,
                     )
+                    other = "wald" if self.interval == "newcombe" else "newcombe"
+                    alt = stats.paired_proportions(
+                        p.both_pass,
+                        p.only_baseline,
+                        p.only_candidate,
+                        p.both_fail,
+                        confidence=self.confidence,
+                        interval=other,
+                    )
+                    alt_ci, alt_method = alt.ci, other
                 else:
                     paired = stats.paired_means_from_summary(
                         p.delta.n,
@@ -325,6 +337,8 @@ class SlicingBuilder:
                 basis, bm, cm = "none", b.scores.mean, c.scores.mean
         n_pairs = p.delta.n
         return SliceDelta(
+            alternative_ci=alt_ci,
+            alternative_interval=alt_method,
             slice=label,
             basis=basis,
             n_pairs=n_pairs,

@@ -126,6 +126,10 @@ class SliceDelta:
     clustered_se: float | None = None
     clustered_ci: ConfidenceInterval | None = None
     histogram: DeltaHistogram | None = None
+    # binary paired data: the interval by the other method ("wald" or "newcombe"), shown
+    # beside the chosen one so a reader can see how much the method matters
+    alternative_ci: ConfidenceInterval | None = None
+    alternative_interval: str | None = None
 
     @property
     def main(self) -> PairedResult | UnpairedResult | None:

@@ -160,6 +160,13 @@ def _pair_block(
     rows.append(_slice_cells(pair.overall, binary, single, arm_at, b, c, has_traffic, overall=True))
     lines.extend(_table(header, rows, left=(0, 2)))
     method = pair.overall.main.method if pair.overall.main is not None else ""
+    o = pair.overall
+    if o.alternative_ci is not None and o.alternative_interval:
+        name = METHOD_NAMES.get(o.alternative_interval, o.alternative_interval)
+        method += (
+            f"; {name} interval for contrast: "
+            f"{fmt_ci(o.alternative_ci.low, o.alternative_ci.high, binary)}"
+        )
     lines.append(f"  (all cases: {method}; p in the slice rows is Holm-adjusted across slices)")
     lines.append("")
     lines.extend(_standardized_lines(pair, binary, b, c))
