@@ -75,3 +75,10 @@ def test_bad_pins_table_in_the_policy(tmp_path: Path, run_cli, write):
     policy = write("gate.toml", POLICY + "[pins]\nallow = 'params.top_p'\n")
     res = run_cli("gate", "--store", path, "--policy", policy, "--baseline", "v1")
     one_line_error(res, "gate.toml", "line 4", "allow must be a list")
+
+
+def test_markdown_leads_with_the_pin_warning(tmp_path: Path):
+    from evaldelta.report import render_markdown
+
+    md = render_markdown(compare([_source(tmp_path)], baseline="v1"))
+    assert md.startswith("> ⚠️ **The arms differ beyond the release under test:** `params.top_p`")

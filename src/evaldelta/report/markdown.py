@@ -15,9 +15,25 @@ def _key(d: SliceDelta) -> float:
     return res.estimate if res is not None and math.isfinite(res.estimate) else math.inf
 
 
+def _pin_warning(comparison: Comparison) -> list[str]:
+    if not comparison.pin_differences:
+        return []
+    from evaldelta.report._pins import fmt_pin
+
+    shown = "; ".join(
+        f"`{d.key}` (" + ", ".join(f"{a} {fmt_pin(v)}" for a, v in d.values.items()) + ")"
+        for d in comparison.pin_differences
+    )
+    return [
+        f"> ⚠️ **The arms differ beyond the release under test:** {shown}. "
+        "Every difference below mixes the two changes.",
+        "",
+    ]
+
+
 def render_markdown(comparison: Comparison) -> str:
     """Per metric and candidate: worst slices, overall, standardized vs pooled, evidence."""
-    out: list[str] = []
+    out: list[str] = _pin_warning(comparison)
     conf = fmt_pct(comparison.confidence)
     for metric in comparison.metrics:
         binary = metric.kind == "binary"
