@@ -185,3 +185,40 @@ def test_bad_verifiers_are_config_errors(tmp: Path) -> None:  # noqa: F811
         config = write_config(tmp, "http://x", body)
         with pytest.raises(ConfigError, match=message):
             load_config(config)
+
+
+def test_judge_calls_go_through_the_providers_lane(
+    tmp: Path,  # noqa: F811
+    fake: FakeLLM,  # noqa: F811
+) -> None:
+    """A judge verifier's calls obey the lane (concurrency bound, retries) and are paid for."""
+    base = fake.reply
+
+    def reply(model: str, prompt: str, n: int) -> str:
+        if model == "judge-model":
+            return json.dumps({"verdict": "pass", "score": 5, "reason": "fine"})
+        return base(model, prompt, n)
+
+    fake.reply = reply
+    fake.delay = 0.02
+    (tmp / "judge.yaml").write_text(JUDGE_CHECKS)
+    body = CASCADE.replace(
+        'verifier = { regex = "^ANSWER" }',
+        'verifier = { judge = "confident", threshold = 3.5, checks = "judge.yaml" }',
+    )
+    config = write_config(tmp, fake.url, body)
+    text = config.read_text().replace("max_concurrency = 4", "max_concurrency = 1")
+    (tmp / "prices.toml").write_text(
+        (tmp / "prices.toml").read_text() + "[models.judge-model]\ninput = 5.0\noutput = 5.0\n"
+    )
+    config.write_text(text)
+    fake.failures = [None, None, "429"]  # type: ignore[list-item]  # retried by the lane
+    summary = run(config)
+    assert summary.status == "complete"
+    assert fake.max_in_flight == 1  # judge calls waited for the same single slot
+    judged = [r for r in fake.requests if r["model"] == "judge-model" and r["failure"] is None]
+    assert len(judged) == 6
+    # 12 arm calls are paid (always_cheap and always_strong, 6 each: the cascade reuses their
+    # draws), plus the 6 judge calls, which now count as paid calls with a cost
+    assert summary.progress.paid_calls == 12 + 6
+    assert summary.progress.spent_usd > 0

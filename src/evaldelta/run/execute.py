@@ -29,7 +29,13 @@ from evaldelta.run.config import Arm, CascadeArm, ModelArm, RunConfig, provider_
 from evaldelta.run.limits import Clock, Lane, RetryPolicy
 from evaldelta.run.pins import arm_pins, run_id, run_pins, scorer_pins
 from evaldelta.run.prices import PriceTable
-from evaldelta.run.providers.base import ChatMessage, Completion, Provider, ProviderError
+from evaldelta.run.providers.base import (
+    ChatMessage,
+    Completion,
+    GenerationParams,
+    Provider,
+    ProviderError,
+)
 from evaldelta.run.providers.registry import create_provider
 from evaldelta.run.writer import GroupWriter
 from evaldelta.store import Store
@@ -283,6 +289,31 @@ def _prerender(config: RunConfig, cases: CaseSet) -> None:
             )
 
 
+class _LaneProvider:
+    """A provider that calls through a session's lane and books the cost of each call."""
+
+    def __init__(self, lane: Lane, session: _Session) -> None:
+        self.lane = lane
+        self.session = session
+        self.name = lane.provider.name
+
+    async def complete(
+        self, model: str, messages: Sequence[ChatMessage], params: GenerationParams
+    ) -> Completion:
+        before = self.lane.retries
+        try:
+            completion = await self.lane.call(model, messages, params)
+        finally:
+            self.session.progress.retries += self.lane.retries - before
+        cost = self.session.prices.cost(model, completion.input_tokens, completion.output_tokens)
+        self.session.progress.paid_calls += 1
+        self.session.progress.spent_usd += cost or 0.0
+        return completion
+
+    async def aclose(self) -> None:
+        """The lane's provider is closed by the session's owner, not here."""
+
+
 async def execute(
     config: RunConfig,
     cases: CaseSet,
@@ -327,6 +358,11 @@ async def execute(
         names = {n for a in config.arms for n in (a.name, getattr(a, "model", None)) if n}
         checker = CheckRunner(given, sorted(names), config.seed)
         session = _Session(config, cases, store, prices, given, clock or Clock(), checker)
+        # judge calls go through the same lanes as the arms: the provider's concurrency bound,
+        # rate limits, retries and timeout apply, and their cost counts toward --max-cost
+        checker.providers = {
+            name: _LaneProvider(lane, session) for name, lane in session.lanes.items()
+        }
         try:
             status = await _work(session, rid, list(arms), arms, on_progress)
         except (KeyboardInterrupt, asyncio.CancelledError):
