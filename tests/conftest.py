@@ -5,7 +5,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import hypothesis  # noqa: F401  # see the comment below
 import pytest
+
+# hypothesis's pytest plugin imports hypothesis lazily, at the session's end when no selected
+# test used it. After the llama.cpp tests, CPython 3.11.7 can fail to parse that source there
+# ("AST constructor recursion depth mismatch", pytest-dev/pytest#10874), turning a green run
+# into an INTERNALERROR. Importing it here, while the interpreter is fresh, avoids the late parse.
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"

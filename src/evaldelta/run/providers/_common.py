@@ -11,13 +11,20 @@ import email.utils
 import json
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evaldelta.errors import ProviderSetupError
-from evaldelta.run.providers.base import ProviderError
+from evaldelta.run.providers.base import ChatMessage, GenerationParams, ProviderError
 
-__all__ = ["RETRYABLE_STATUS", "api_key_from_env", "parse_retry_after", "redact", "sdk_error"]
+__all__ = [
+    "RETRYABLE_STATUS",
+    "api_key_from_env",
+    "openai_style_request",
+    "parse_retry_after",
+    "redact",
+    "sdk_error",
+]
 
 # 408 timeout, 409 conflict (a lock on the server), 429 rate limit, every 5xx (529: overloaded)
 RETRYABLE_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
@@ -96,3 +103,23 @@ def sdk_error(exc: BaseException, *, name: str, key: str | None, sdk: Any) -> Pr
     if base is not None and isinstance(exc, base):  # malformed responses and the like
         return ProviderError(redact(f"{name} call failed: {exc}", key), retryable=False)
     return None
+
+
+def openai_style_request(
+    model: str, messages: Sequence[ChatMessage], params: GenerationParams
+) -> dict[str, Any]:
+    """The chat-completions request body (OpenAI's shape, which litellm also takes).
+
+    Parameters left at None are not sent, so the server's own defaults apply.
+    """
+    kwargs: dict[str, Any] = {
+        "model": model,
+        "messages": [{"role": m.role, "content": m.content} for m in messages],
+    }
+    for name in ("temperature", "top_p", "max_tokens", "seed"):
+        value = getattr(params, name)
+        if value is not None:
+            kwargs[name] = value
+    if params.stop:
+        kwargs["stop"] = list(params.stop)
+    return kwargs

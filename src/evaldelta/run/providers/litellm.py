@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from evaldelta.errors import ProviderSetupError
-from evaldelta.run.providers._common import parse_retry_after
+from evaldelta.run.providers._common import openai_style_request, parse_retry_after
 from evaldelta.run.providers.base import ChatMessage, Completion, GenerationParams, ProviderError
 
 __all__ = ["LiteLLMProvider"]
@@ -38,20 +38,10 @@ class LiteLLMProvider:
         self, model: str, messages: Sequence[ChatMessage], params: GenerationParams
     ) -> Completion:
         """One ``litellm.acompletion`` call; failures become :class:`ProviderError`."""
-        kwargs: dict[str, Any] = {
-            "model": model,
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
-            "timeout": self._timeout,
-            "num_retries": 0,
-        }
+        kwargs = openai_style_request(model, messages, params)
+        kwargs.update(timeout=self._timeout, num_retries=0)  # our lane retries, not litellm
         if self._base_url is not None:
             kwargs["api_base"] = self._base_url
-        for name in ("temperature", "top_p", "max_tokens", "seed"):
-            value = getattr(params, name)
-            if value is not None:
-                kwargs[name] = value
-        if params.stop:
-            kwargs["stop"] = list(params.stop)
         start = time.perf_counter()
         try:
             response = await self._litellm.acompletion(**kwargs)

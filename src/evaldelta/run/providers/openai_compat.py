@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
 
 import openai
 
-from evaldelta.run.providers._common import api_key_from_env, sdk_error
+from evaldelta.run.providers._common import api_key_from_env, openai_style_request, sdk_error
 from evaldelta.run.providers.base import ChatMessage, Completion, GenerationParams, ProviderError
 
 __all__ = ["OpenAICompatProvider"]
@@ -46,16 +45,7 @@ class OpenAICompatProvider:
         self, model: str, messages: Sequence[ChatMessage], params: GenerationParams
     ) -> Completion:
         """One chat completion; failures become :class:`ProviderError`."""
-        kwargs: dict[str, Any] = {
-            "model": model,
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
-        }
-        for name in ("temperature", "top_p", "max_tokens", "seed"):
-            value = getattr(params, name)
-            if value is not None:
-                kwargs[name] = value
-        if params.stop:
-            kwargs["stop"] = list(params.stop)
+        kwargs = openai_style_request(model, messages, params)
         start = time.perf_counter()
         try:
             response = await self._client.chat.completions.create(**kwargs)
