@@ -128,9 +128,26 @@ def test_not_parquet_at_all(run_cli, write):
     one_line_error(run_cli("compare", bad), str(bad), "PARQUET")
 
 
-def test_unknown_suffix(run_cli, write):
-    bad = write("runs.xlsx", GOOD)
-    one_line_error(run_cli("compare", bad), str(bad), "suffix")
+def test_unknown_suffix_is_read_by_its_content(run_cli, write):
+    # The format comes from the content: CSV text named .dat is CSV.
+    res = run_cli("compare", write("runs.dat", GOOD))
+    assert res.code == 0, res.err
+    assert "2 pairs" in res.out
+
+
+def test_a_zip_that_is_no_known_log(run_cli, tmp_path: Path):
+    import zipfile
+
+    bad = tmp_path / "book.xlsx"  # a spreadsheet is a zip archive, not a log we read
+    with zipfile.ZipFile(bad, "w") as zf:
+        zf.writestr("xl/workbook.xml", "<workbook/>")
+    one_line_error(run_cli("compare", bad), str(bad), "zip archive")
+
+
+def test_a_binary_file_of_no_known_format(run_cli, tmp_path: Path):
+    bad = tmp_path / "blob.bin"
+    bad.write_bytes(bytes(range(256)) * 4)
+    one_line_error(run_cli("compare", bad), str(bad), "binary")
 
 
 def test_slice_differs_between_arms(run_cli, write):

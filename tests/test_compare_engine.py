@@ -13,8 +13,8 @@ import pytest
 from scipy import stats as sps
 
 from evaldelta.compare import compare
-from evaldelta.engine import Source
 from evaldelta.report import render_json, render_text
+from evaldelta.sources import Source
 
 ROWS = pd.DataFrame(
     {

@@ -12,10 +12,9 @@ import pytest
 
 from evaldelta.compare import compare
 from evaldelta.demo import SCENARIOS, run_scenario
-from evaldelta.engine import Source
-from evaldelta.engine._pins import display_path, flatten_pins
 from evaldelta.report import render_json, render_text
 from evaldelta.report.html import render_html
+from evaldelta.sources import Source, display_path, flatten_pins
 from evaldelta.store import Store, resolve_run
 from tests.servers.fake_llm import FakeLLM
 from tests.test_run import KEY, TWO_ARMS, run, write_cases, write_config

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from evaldelta.compare import compare
-from evaldelta.engine import Source
 from evaldelta.pin_check import undeclared_differences
 from evaldelta.report import render_text
+from evaldelta.sources import Source
 from evaldelta.store import resolve_run
 from tests.test_compare_pins import ARMS, _store
 

@@ -164,7 +164,7 @@ def test_errors(log: Path, tmp_path: Path) -> None:
         sample(log, out, by="nope")
     with pytest.raises(UnreadableFileError, match="does not exist"):
         sample(tmp_path / "missing.csv", out, by="task")
-    with pytest.raises(UnreadableFileError, match="suffix"):
+    with pytest.raises(UsageError, match="suffix"):
         sample(log, tmp_path / "o.xlsx", by="task")
     with pytest.raises(UsageError, match="below the floors"):
         sample(log, out, by="task", total=500)

@@ -17,12 +17,12 @@ from scipy import stats as sps
 
 from evaldelta.compare import compare
 from evaldelta.demo import SCENARIOS, data_path, run_scenario
-from evaldelta.engine import Source
 from evaldelta.errors import UsageError
 from evaldelta.model import Comparison, ThreeArmSlice
 from evaldelta.report import render_json, render_markdown, render_text
 from evaldelta.report._format import fmt_signed
 from evaldelta.report.html import render_html
+from evaldelta.sources import Source
 from evaldelta.store import Store
 
 from .conftest import one_line_error

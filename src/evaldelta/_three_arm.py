@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from evaldelta import stats
 from evaldelta._slicing import Notes
-from evaldelta.engine import ALL, TableSet
+from evaldelta.engine import ALL
 from evaldelta.engine._three_arm import (
     ThreeArmStats,
     build_three_arm_table,
@@ -22,6 +22,7 @@ from evaldelta.engine._three_arm import (
 )
 from evaldelta.errors import UsageError
 from evaldelta.model import ALL_CASES, PinValue, ThreeArmCost, ThreeArmSlice, ThreeArmSummary
+from evaldelta.sources import TableSet
 
 __all__ = ["check_roles", "roles_from_pins", "three_arm_summary"]
 

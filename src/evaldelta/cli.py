@@ -19,8 +19,11 @@ from evaldelta.commands._shared import (
     ArmOpt,
     BaselineOpt,
     CandidateOpt,
+    CaseKeyOpt,
+    ColumnsOpt,
     ConfidenceOpt,
     FilesArg,
+    FilterOpt,
     Interval,
     IntervalOpt,
     MixOpt,
@@ -28,9 +31,12 @@ from evaldelta.commands._shared import (
     RunOpt,
     ScaleOpt,
     StoreOpt,
+    StrictOpt,
     TrafficOpt,
+    announce_imports,
     inputs_from,
     parse_scale,
+    read_options,
     write_output,
 )
 from evaldelta.errors import EvaldeltaError, UsageError
@@ -81,7 +87,10 @@ def compare_cmd(
     ] = None,
     metric: Annotated[
         list[str] | None,
-        typer.Option("--metric", help="Score column (repeatable; default: score)."),
+        typer.Option(
+            "--metric",
+            help="Score column (repeatable; default: score, or an imported log's own).",
+        ),
     ] = None,
     mix: MixOpt = "actual",
     traffic: TrafficOpt = None,
@@ -127,6 +136,10 @@ def compare_cmd(
     ] = None,
     store: StoreOpt = None,
     run: RunOpt = None,
+    columns: ColumnsOpt = None,
+    case_key: CaseKeyOpt = None,
+    filter: FilterOpt = None,
+    strict: StrictOpt = False,
 ) -> None:
     """Compare a baseline with candidates: per-slice paired deltas, standardized and pooled."""
     from evaldelta.compare import compare
@@ -145,13 +158,15 @@ def compare_cmd(
         "list_limit": None if list_limit == 0 else list_limit,
         "allowed_pin_differences": tuple(allow_pin_diff or ()),
         "three_arm": tuple(three_arm.split(",")) if three_arm is not None else None,
+        "read_options": read_options(columns, case_key, filter, strict),
     }
     fmt = resolve_format(format, output)
     if policy is not None:
         _compare_and_gate(sources, policy, metric, fmt, output, options, png)
         return
     with working("evaldelta: reading rows and reducing them in DuckDB..."):
-        result = compare(sources, metrics=tuple(metric or ("score",)), **options)
+        result = compare(sources, metrics=tuple(metric) if metric else None, **options)
+    announce_imports(result.imports)
     if result.pin_differences:
         keys = ", ".join(d.key for d in result.pin_differences)
         typer.echo(
@@ -209,6 +224,7 @@ def _compare_and_gate(
     )
 
     result, verdict = compare_with_policy(sources, policy, metrics=metric, **options)
+    announce_imports(result.imports)
     _write_pngs(result, png, verdict)
     if format == Format.html:
         text = _render_html(result, verdict)

@@ -13,17 +13,13 @@ from evaldelta._slicing import Notes, SlicingBuilder
 from evaldelta._three_arm import check_roles, roles_from_pins, three_arm_summary
 from evaldelta.engine import (
     CriticalSelector,
-    Source,
-    TableSet,
     build_case_table,
     critical_stats,
-    read_sources,
     reduce_arm_slices,
     slice_weight_totals,
     validate,
 )
 from evaldelta.engine._mix import read_mix
-from evaldelta.engine._pins import display_path, store_pins
 from evaldelta.errors import UsageError
 from evaldelta.model import (
     SCHEMA_VERSION,
@@ -31,6 +27,7 @@ from evaldelta.model import (
     MetricResult,
 )
 from evaldelta.pin_check import undeclared_differences
+from evaldelta.sources import ReadOptions, Source, TableSet, display_path, read_sources
 
 __all__ = ["compare"]
 
@@ -38,7 +35,9 @@ INTERVALS = ("newcombe", "wald")
 
 
 def _sources(files: Sequence[Source | str | Path]) -> list[Source]:
-    return [f if isinstance(f, Source) else Source(Path(f)) for f in files]
+    from evaldelta.sources import parse_source
+
+    return [f if isinstance(f, Source) else parse_source(str(f)) for f in files]
 
 
 def _arm_order(tables: TableSet) -> list[str]:
@@ -78,7 +77,7 @@ def compare(
     baseline: str | None = None,
     candidates: Sequence[str] | None = None,
     by: Sequence[str] = ("slice",),
-    metrics: Sequence[str] = ("score",),
+    metrics: Sequence[str] | None = None,
     mix: str | Path = "actual",
     traffic: str | Path | None = None,
     confidence: float = 0.95,
@@ -88,11 +87,17 @@ def compare(
     critical: CriticalSelector | None = None,
     allowed_pin_differences: Sequence[str] = (),
     three_arm: Sequence[str] | None = None,
+    read_options: ReadOptions | None = None,
 ) -> Comparison:
     """Compare a baseline arm with one or more candidates; see the README for what is reported.
 
-    ``files`` are CSV, JSONL or Parquet in the long row format (a :class:`Source` names the
-    arm of a file without an ``arm`` column). ``mix`` is ``actual``, ``equal`` or a mix file;
+    ``files`` are anything the row seam reads (:mod:`evaldelta.sources`): CSV, JSONL or
+    Parquet in the long row format, a run store, or another tool's log (Inspect AI,
+    lm-evaluation-harness, promptfoo, ...), as paths, ``FORMAT:PATH`` strings or
+    :class:`Source` objects (which can name the arm a file holds). ``metrics`` default to
+    the first source's (``score`` for tidy files, an importer's own otherwise);
+    ``read_options`` are passed to the readers (column mapping, case key, filter, strict).
+    ``mix`` is ``actual``, ``equal`` or a mix file;
     ``traffic`` an optional traffic file whose weights give a second standardized result;
     without one, a ``sample_weight`` column (written by ``evaldelta sample``) gives the
     traffic mix: each slice's sum of weights estimates its traffic (Horvitz-Thompson).
@@ -112,10 +117,12 @@ def compare(
     tables = read_sources(
         _sources(files),
         slice_columns=tuple(by),
-        metrics=tuple(metrics),
+        metrics=tuple(metrics) if metrics else None,
         critical_column=critical.column if critical else None,
         critical_tag=critical.tag if critical else None,
+        options=read_options,
     )
+    metrics = tables.metrics
     validate(tables, scale)
     present = _arm_order(tables)
     base, cands = _resolve_arms(present, baseline, candidates)
@@ -164,7 +171,7 @@ def compare(
                 slicings=tuple(slicings),
             )
         )
-    pins = store_pins(tables.sources, arms)
+    pins = tables.pins(arms)
     roles_from = "given"
     if roles is None:
         roles, roles_from = roles_from_pins(pins, arms), "pins"
@@ -197,6 +204,7 @@ def compare(
         pins=pins,
         pin_differences=undeclared_differences(pins, arms, allowed_pin_differences),
         three_arm=summary,
+        imports=tables.reports,
     )
 
 

@@ -26,9 +26,9 @@ from typing import Any
 
 from evaldelta.compare import compare
 from evaldelta.demo import data_path
-from evaldelta.engine import Source
 from evaldelta.errors import UsageError
 from evaldelta.report import render_text
+from evaldelta.sources import Source
 
 __all__ = ["answer_matches", "run_live_demo"]
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from evaldelta.sources._report import ImportIssue, ImportReport
 from evaldelta.stats import (
     ConfidenceInterval,
     Estimate,
@@ -30,6 +31,8 @@ __all__ = [
     "CriticalCase",
     "CriticalEvidence",
     "DeltaHistogram",
+    "ImportIssue",
+    "ImportReport",
     "MetricResult",
     "MovedCase",
     "PairComparison",
@@ -347,6 +350,8 @@ class Comparison:
     run store (``evaldelta run``); empty otherwise. ``pin_differences`` are the pins that
     differ between the compared arms beyond the declared arm difference (model, template,
     provider, routing: :mod:`evaldelta.pin_check`), which compare reports loudly.
+    ``imports`` say, for each source read by an importer (an Inspect AI log, ...), what
+    was mapped and what could not be (errored samples, unknown score values, ...).
     """
 
     schema_version: str
@@ -364,6 +369,7 @@ class Comparison:
     pins: Mapping[str, Mapping[str, PinValue]] = field(default_factory=dict)
     pin_differences: tuple[PinDifference, ...] = field(default=())
     three_arm: ThreeArmSummary | None = None
+    imports: tuple[ImportReport, ...] = field(default=())
 
 
 def to_jsonable(obj: Any) -> Any:

@@ -10,7 +10,7 @@ always-strong"). ``compare`` reports such differences loudly; ``gate`` refuses t
 them unless the policy allows them by name.
 
 Patterns are ``fnmatch`` globs over the flat pin keys made by
-:func:`evaldelta.engine._pins.flatten_pins`.
+:func:`evaldelta.sources.flatten_pins`.
 """
 
 from __future__ import annotations

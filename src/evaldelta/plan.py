@@ -26,9 +26,9 @@ from typing import TypeVar
 
 from evaldelta import stats
 from evaldelta.allocation import Allocation, SliceAllocation, allocate
-from evaldelta.engine import Source
 from evaldelta.errors import UsageError
 from evaldelta.model import Comparison, SliceDelta
+from evaldelta.sources import ReadOptions, Source
 
 __all__ = [
     "PLAN_SCHEMA_VERSION",
@@ -458,18 +458,28 @@ def plan_from_pilot(
     baseline: str | None = None,
     candidates: Sequence[str] | None = None,
     by: str = "slice",
-    metric: str = "score",
+    metric: str | None = None,
     traffic: Mapping[str, float] | None = None,
     budget: int | None = None,
     floor: int = 300,
+    read_options: ReadOptions | None = None,
 ) -> Plan:
-    """Run :func:`evaldelta.compare.compare` on pilot files, then :func:`plan_from_comparison`."""
+    """Run :func:`evaldelta.compare.compare` on pilot files, then :func:`plan_from_comparison`.
+
+    ``metric`` defaults to the sources' first default metric (``score`` for tidy files).
+    """
     from evaldelta.compare import compare
 
     check_design(effect, power, alpha, alternative)
     comparison = compare(
-        files, baseline=baseline, candidates=candidates, by=(by,), metrics=(metric,)
+        files,
+        baseline=baseline,
+        candidates=candidates,
+        by=(by,),
+        metrics=(metric,) if metric else None,
+        read_options=read_options,
     )
+    metric = comparison.metrics[0].metric
     return plan_from_comparison(
         comparison, effect, power, alpha, alternative,
         metric=metric, traffic=traffic, budget=budget, floor=floor,

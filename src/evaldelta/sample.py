@@ -20,8 +20,6 @@ import csv
 import datetime as dt
 import itertools
 import math
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +28,6 @@ from typing import Any
 import duckdb
 
 from evaldelta.allocation import allocate
-from evaldelta.engine import Source
 from evaldelta.errors import (
     BadValueError,
     Location,
@@ -38,6 +35,8 @@ from evaldelta.errors import (
     UnreadableFileError,
     UsageError,
 )
+from evaldelta.sources import Source, connect, open_sources
+from evaldelta.sources.tidy import line_of, output_kind, tidy_kind
 
 __all__ = ["Band", "SampleResult", "StratumSample", "mix_path_for", "parse_band", "sample"]
 
@@ -138,49 +137,33 @@ def _lit(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _connect() -> duckdb.DuckDBPyConnection:
-    limit = os.environ.get("EVALDELTA_MEMORY_LIMIT", "512MB")
-    spill = Path(tempfile.gettempdir()) / "evaldelta-duckdb"
-    con = duckdb.connect(
-        config={
-            "memory_limit": limit,
-            "temp_directory": str(spill),
-            "preserve_insertion_order": True,
-        }
-    )
-    con.execute("SET TimeZone = 'UTC'")
-    return con
+@dataclass(frozen=True)
+class _Input:
+    """The traffic log: its path, and how its positions are named in messages."""
+
+    path: Path
+    kind: str
+
+    @property
+    def unit(self) -> str:
+        return "row" if self.kind == "parquet" else "line"
+
+    def line_of(self, row_index: int) -> int:
+        return line_of(self.kind, row_index)
 
 
-def _scan_sql(source: Source) -> str:
-    path = _lit(str(source.path))
-    if source.kind == "csv":
-        delim = "\\t" if source.path.suffix.lower() == ".tsv" else ","
-        return f"read_csv({path}, all_varchar = true, header = true, delim = E'{delim}')"
-    if source.kind == "json":
-        return f"read_json({path})"
-    return f"read_parquet({path})"
-
-
-def _open(con: duckdb.DuckDBPyConnection, source: Source) -> dict[str, str]:
-    """Create the numbered view over the file; return its column types."""
-    path = source.path
-    where = Location(str(path))
-    if not path.exists():
-        raise UnreadableFileError("file does not exist", where)
-    if path.is_dir():
-        raise UnreadableFileError("is a directory, not a file", where)
-    if path.stat().st_size == 0:
-        raise UnreadableFileError("file is empty", where)
+def _open(con: duckdb.DuckDBPyConnection, scan: str, src: _Input) -> dict[str, str]:
+    """Create the numbered view over the scanned file; return its column types."""
     try:
         con.execute(
-            f"CREATE TEMP VIEW src AS SELECT *, row_number() OVER () - 1 AS {_RN} "
-            f"FROM {_scan_sql(source)}"
+            f"CREATE TEMP VIEW src AS SELECT *, row_number() OVER () - 1 AS {_RN} FROM {scan}"
         )
         described = con.execute("DESCRIBE src").fetchall()
     except duckdb.Error as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise UnreadableFileError(f"cannot read as {source.kind.upper()}: {first}", where) from exc
+        raise UnreadableFileError(
+            f"cannot read as {src.kind.upper()}: {first}", Location(str(src.path))
+        ) from exc
     return {str(r[0]): str(r[1]) for r in described if r[0] != _RN}
 
 
@@ -230,7 +213,7 @@ def _parse_since(since: str) -> dt.datetime:
     return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
 
 
-def _require(columns: Mapping[str, str], name: str, option: str, source: Source) -> None:
+def _require(columns: Mapping[str, str], name: str, option: str, source: _Input) -> None:
     if name not in columns:
         raise MissingColumnError(
             f"column {name!r} (from {option}) is missing (columns: {', '.join(columns)})",
@@ -266,9 +249,8 @@ def sample(
     keeps rows whose ``time_column`` is on or after it (UTC; rows without a time are left
     out and counted).
     """
-    src = Source(Path(input))
     out = Path(output)
-    out_kind = Source(out).kind
+    out_kind = output_kind(out)
     if isinstance(floor, bool) or floor < 0:
         raise UsageError(f"--floor must be a non-negative number of rows, not {floor}")
     if total is not None and total < 1:
@@ -277,20 +259,23 @@ def sample(
         if len(bands) != 1:
             raise UsageError("give --by COLUMN (or exactly one --band to slice by)")
         by = bands[0].name
-    if out.resolve() == src.path.resolve():
+    if out.resolve() == Path(input).resolve():
         raise UsageError(f"the output {out} would overwrite the input")
-    con = _connect()
+    backend, (opened,) = open_sources([Source(Path(input), format="tidy")], con=connect())
+    src = _Input(Path(input), tidy_kind(Path(input)))
+    con = backend.con
     try:
-        columns = _open(con, src)
+        scan = '"' + opened.table.get_name().replace('"', '""') + '"'
+        columns = _open(con, scan, src)
         return _run(con, src, out, out_kind, columns, by, floor, total, seed, id_column,
                     tuple(bands), since, time_column)  # fmt: skip
     finally:
-        con.close()
+        backend.disconnect()
 
 
 def _run(
     con: duckdb.DuckDBPyConnection,
-    src: Source,
+    src: _Input,
     out: Path,
     out_kind: str,
     columns: dict[str, str],
@@ -412,7 +397,7 @@ def _run(
 
 def _raise_first_bad(
     con: duckdb.DuckDBPyConnection,
-    src: Source,
+    src: _Input,
     rows: list[Any],
     checks: list[tuple[str, str, str]],
 ) -> None:
@@ -437,7 +422,7 @@ def _raise_first_bad(
 
 def _copy(
     con: duckdb.DuckDBPyConnection,
-    src: Source,
+    src: _Input,
     out: Path,
     out_kind: str,
     columns: Mapping[str, str],

@@ -33,10 +33,10 @@ from evaldelta.errors import (
     JudgeError,
     Location,
     MissingColumnError,
-    UnreadableFileError,
     UsageError,
 )
 from evaldelta.run.providers.base import Provider
+from evaldelta.sources import Source, read_records
 
 __all__ = [
     "CheckSet",
@@ -96,37 +96,12 @@ def load_checks(path: str | Path) -> CheckSet:
     return CheckSet(str(path), digest, mechanical, judges)
 
 
-def read_rows(path: str | Path) -> list[Row]:
-    """Read a CSV, JSONL or Parquet file into dicts (CSV values stay text)."""
-    import duckdb
+def read_rows(path: str | Path | Source) -> list[Row]:
+    """Read any source the row seam reads (CSV, JSONL, Parquet, an imported log) into dicts.
 
-    p = Path(path)
-    if not p.is_file() or p.stat().st_size == 0:
-        raise UnreadableFileError("file does not exist or is empty", Location(str(path)))
-    suffix = p.suffix.lower()
-    con = duckdb.connect()
-    try:
-        if suffix in (".csv", ".tsv", ".txt"):
-            rel = con.read_csv(
-                str(p), all_varchar=True, header=True, delimiter="\t" if suffix == ".tsv" else ","
-            )
-        elif suffix in (".jsonl", ".ndjson", ".json"):
-            rel = con.read_json(str(p))
-        elif suffix in (".parquet", ".pq"):
-            rel = con.read_parquet(str(p))
-        else:
-            raise UnreadableFileError(
-                f"cannot tell the format from the suffix {suffix!r}", Location(str(path))
-            )
-        rows: list[Row] = rel.to_arrow_table().to_pylist()
-    except UnreadableFileError:
-        raise
-    except Exception as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise UnreadableFileError(f"cannot read: {first}", Location(str(path))) from exc
-    finally:
-        con.close()
-    return rows
+    CSV values stay text.
+    """
+    return read_records(path if isinstance(path, Source) else Source(Path(path)))
 
 
 def write_rows(rows: Sequence[Row], path: str | Path) -> None:

@@ -14,15 +14,18 @@ from typing import Annotated
 
 import typer
 
-from evaldelta.engine import Source
 from evaldelta.errors import UsageError
+from evaldelta.sources import ImportReport, ReadOptions, Source, parse_columns, parse_source
 
 __all__ = [
     "ArmOpt",
     "BaselineOpt",
     "CandidateOpt",
+    "CaseKeyOpt",
+    "ColumnsOpt",
     "ConfidenceOpt",
     "FilesArg",
+    "FilterOpt",
     "Interval",
     "IntervalOpt",
     "MixOpt",
@@ -30,10 +33,13 @@ __all__ = [
     "RunOpt",
     "ScaleOpt",
     "StoreOpt",
+    "StrictOpt",
     "TrafficOpt",
+    "announce_imports",
     "inputs_from",
     "parse_arm_files",
     "parse_scale",
+    "read_options",
     "sources_from",
     "write_output",
 ]
@@ -47,10 +53,43 @@ class Interval(StrEnum):
 
 
 FilesArg = Annotated[
-    list[Path] | None, typer.Argument(help="CSV, JSONL or Parquet files with an arm column.")
+    list[str] | None,
+    typer.Argument(
+        help="Row files (CSV, JSONL, Parquet), run stores or other tools' logs (Inspect AI, "
+        "lm-eval, promptfoo, ...), as PATH (format recognized from the content) or FORMAT:PATH.",
+        metavar="[[FORMAT:]PATH]...",
+    ),
 ]
 ArmOpt = Annotated[
-    list[str] | None, typer.Option("--arm", help="NAME=FILE: a file holding one arm.")
+    list[str] | None,
+    typer.Option("--arm", help="NAME=[FORMAT:]PATH: a file or log holding one arm."),
+]
+ColumnsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--columns",
+        help="Map a tidy file's own column names onto ours: case_id=id,arm=model,score=correct.",
+    ),
+]
+CaseKeyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--case-key",
+        help="Where an imported log's case id comes from (lm-eval doc.FIELD; promptfoo "
+        "description, vars.NAME or metadata.NAME).",
+    ),
+]
+FilterOpt = Annotated[
+    str | None,
+    typer.Option("--filter", help="lm-eval: the filter to read (default: each task's first)."),
+]
+StrictOpt = Annotated[
+    bool,
+    typer.Option(
+        "--strict",
+        help="Fail when an importer cannot map something (errored samples, unknown score "
+        "values, repeats it must number) instead of counting and reporting it.",
+    ),
 ]
 BaselineOpt = Annotated[
     str | None, typer.Option(help="The baseline arm (default: the first row's arm).")
@@ -82,50 +121,65 @@ RunOpt = Annotated[
 ]
 
 
-def parse_arm_files(values: list[str]) -> list[tuple[str, Path]]:
-    """``--arm NAME=FILE`` values as (name, path) pairs."""
+def parse_arm_files(values: list[str]) -> list[tuple[str, str]]:
+    """``--arm NAME=[FORMAT:]PATH`` values as (name, path text) pairs."""
     out = []
     for value in values:
         name, sep, path = value.partition("=")
         if not sep or not name.strip() or not path.strip():
             raise UsageError(f"--arm takes NAME=FILE, not {value!r}")
-        out.append((name.strip(), Path(path.strip())))
+        out.append((name.strip(), path.strip()))
     return out
 
 
-def sources_from(files: list[Path] | None, arms: list[str] | None) -> list[Source]:
-    """The input files: those with an arm column, then one file per ``--arm NAME=FILE``."""
-    sources = [Source(Path(f)) for f in files or []]
-    sources += [Source(path, arm=name) for name, path in parse_arm_files(arms or [])]
+def sources_from(files: list[str] | None, arms: list[str] | None) -> list[Source]:
+    """The inputs: those that name their own arms, then one per ``--arm NAME=[FORMAT:]PATH``."""
+    sources = [parse_source(str(f)) for f in files or []]
+    sources += [parse_source(path, arm=name) for name, path in parse_arm_files(arms or [])]
     return sources
 
 
 def inputs_from(
-    files: list[Path] | None, arms: list[str] | None, store: Path | None, run: str | None
+    files: list[str] | None, arms: list[str] | None, store: Path | None, run: str | None
 ) -> list[Source]:
     """Every input of a command: files, ``--arm NAME=FILE`` and a run of a ``--store``.
 
-    A run that is not complete (stopped by ``--max-cost``, interrupted) is read as it stands,
-    with a note on stderr.
+    A run that is not complete (stopped by ``--max-cost``, interrupted) is read as it stands;
+    the store's reader reports it (:func:`announce_imports` prints it).
     """
     sources = sources_from(files, arms)
     if store is not None:
-        from evaldelta.store import resolve_run, run_status
-
-        run_id = resolve_run(store, run)
-        status = run_status(store, run_id)
-        if status != "complete":
-            typer.echo(
-                f"evaldelta: note: run {run_id} is {status!r}; this comparison covers the "
-                "attempts recorded so far (rerun the same `evaldelta run` to finish it)",
-                err=True,
-            )
-        sources.append(Source(store, run=run_id))
+        sources.append(Source(store, run=run, format="store"))
     elif run is not None:
         raise UsageError("--run needs --store PATH")
     if not sources:
         raise UsageError("give at least one FILE, --arm NAME=FILE for each arm, or --store")
     return sources
+
+
+def read_options(
+    columns: list[str] | None = None,
+    case_key: str | None = None,
+    filter: str | None = None,
+    strict: bool = False,
+) -> ReadOptions:
+    """The readers' options from the shared flags."""
+    return ReadOptions(
+        columns=parse_columns(columns), case_key=case_key, filter=filter, strict=strict
+    )
+
+
+def announce_imports(reports: tuple[ImportReport, ...]) -> None:
+    """Say on stderr what each importer read and everything it could not map."""
+    for report in reports:
+        if report.format != "store":
+            typer.echo(f"evaldelta: read {report.summary()}", err=True)
+        for issue in report.issues:
+            examples = f" (e.g. {', '.join(issue.examples)})" if issue.examples else ""
+            count = f": {issue.count:,}" if issue.count != 1 else ""
+            typer.echo(
+                f"evaldelta: note: {report.path}: {issue.message}{count}{examples}", err=True
+            )
 
 
 def parse_scale(value: str | None) -> tuple[float, float] | None:

@@ -18,8 +18,11 @@ from evaldelta.commands._shared import (
     ArmOpt,
     BaselineOpt,
     CandidateOpt,
+    CaseKeyOpt,
+    ColumnsOpt,
     ConfidenceOpt,
     FilesArg,
+    FilterOpt,
     Interval,
     IntervalOpt,
     MixOpt,
@@ -27,9 +30,12 @@ from evaldelta.commands._shared import (
     RunOpt,
     ScaleOpt,
     StoreOpt,
+    StrictOpt,
     TrafficOpt,
+    announce_imports,
     inputs_from,
     parse_scale,
+    read_options,
     write_output,
 )
 from evaldelta.model import Comparison
@@ -55,8 +61,9 @@ def compare_with_policy(
 ) -> tuple[Comparison, Any]:
     """Load the policy, compare with its metric and critical selector, and evaluate.
 
-    ``metrics`` defaults to the policy's metric (else ``score``); the policy's metric is
-    added when missing. Returns the comparison and the :class:`~evaldelta.gate.Verdict`.
+    ``metrics`` defaults to the policy's metric (else the sources' default: ``score`` for
+    tidy files); the policy's metric is added when missing. Returns the comparison and the
+    :class:`~evaldelta.gate.Verdict`.
     """
     from evaldelta.compare import compare
     from evaldelta.errors import MissingColumnError, PolicyError
@@ -64,15 +71,17 @@ def compare_with_policy(
     from evaldelta.policy import critical_selector, load_policy
 
     policy = load_policy(policy_path)
-    wanted = list(metrics or [policy.metric or "score"])
-    if policy.metric is not None and policy.metric not in wanted:
-        wanted.append(policy.metric)
+    wanted: list[str] | None = list(metrics) if metrics else None
+    if policy.metric is not None:
+        wanted = wanted or []
+        if policy.metric not in wanted:
+            wanted.append(policy.metric)
     try:
         with working("evaldelta: comparing the arms for the gate..."):
             allowed = (*options.pop("allowed_pin_differences", ()), *policy.allow_pin_differences)
             result = compare(
                 sources,
-                metrics=tuple(wanted),
+                metrics=tuple(wanted) if wanted else None,
                 critical=critical_selector(policy),
                 allowed_pin_differences=allowed,
                 **options,
@@ -124,6 +133,10 @@ def gate_cmd(
     output: OutputOpt = None,
     store: StoreOpt = None,
     run: RunOpt = None,
+    columns: ColumnsOpt = None,
+    case_key: CaseKeyOpt = None,
+    filter: FilterOpt = None,
+    strict: StrictOpt = False,
 ) -> None:
     """Gate a release: apply a policy to the comparison; exit 0 pass, 1 fail, 3 inconclusive."""
     from evaldelta.errors import UsageError
@@ -147,7 +160,9 @@ def gate_cmd(
         confidence=confidence,
         interval=interval.value,
         scale=parse_scale(scale),
+        read_options=read_options(columns, case_key, filter, strict),
     )
+    announce_imports(comparison.imports)
     if format == GateFormat.html:
         from evaldelta.report.html import render_html
 

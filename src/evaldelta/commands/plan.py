@@ -14,7 +14,16 @@ from typing import Annotated
 import typer
 
 from evaldelta._progress import working
-from evaldelta.commands._shared import OutputOpt, sources_from, write_output
+from evaldelta.commands._shared import (
+    CaseKeyOpt,
+    ColumnsOpt,
+    FilterOpt,
+    OutputOpt,
+    StrictOpt,
+    read_options,
+    sources_from,
+    write_output,
+)
 from evaldelta.errors import UsageError
 
 __all__ = ["register"]
@@ -45,18 +54,25 @@ class Alternative(StrEnum):
 
 def plan_cmd(
     pilot: Annotated[
-        list[Path] | None,
-        typer.Option("--from", help="Pilot eval rows (CSV, JSONL, Parquet; repeatable)."),
+        list[str] | None,
+        typer.Option(
+            "--from",
+            help="Pilot eval rows: [FORMAT:]PATH of rows, a run store or a log (repeatable).",
+        ),
     ] = None,
     arm: Annotated[
-        list[str] | None, typer.Option("--arm", help="NAME=FILE: a pilot file holding one arm.")
+        list[str] | None,
+        typer.Option("--arm", help="NAME=[FORMAT:]PATH: a pilot file holding one arm."),
     ] = None,
     baseline: Annotated[str | None, typer.Option(help="The baseline arm of the pilot.")] = None,
     candidate: Annotated[
         list[str] | None, typer.Option("--candidate", help="Candidate arm (default: all others).")
     ] = None,
     by: Annotated[str, typer.Option(help="Slicing column of the pilot.")] = "slice",
-    metric: Annotated[str, typer.Option(help="Score column of the pilot.")] = "score",
+    metric: Annotated[
+        str | None,
+        typer.Option(help="Score column of the pilot (default: score, or a log's own)."),
+    ] = None,
     effect: Annotated[
         float | None,
         typer.Option(help="Delta to detect: score units, or a proportion for pass/fail (0.05)."),
@@ -90,6 +106,10 @@ def plan_cmd(
         PlanFormat.text
     ),
     output: OutputOpt = None,
+    columns: ColumnsOpt = None,
+    case_key: CaseKeyOpt = None,
+    filter: FilterOpt = None,
+    strict: StrictOpt = False,
 ) -> None:
     """Sample sizes and minimum detectable effects per slice; allocate a budget of cases."""
     from evaldelta.engine._mix import read_mix
@@ -130,6 +150,7 @@ def plan_cmd(
             traffic=weights,
             budget=budget,
             floor=fl,
+            read_options=read_options(columns, case_key, filter, strict),
         )
     else:
         result = plan_from_summary(

@@ -6,7 +6,6 @@ from evaldelta.engine._critical import (
     critical_stats,
     reduce_critical,
 )
-from evaldelta.engine._read import Source, TableSet, read_sources
 from evaldelta.engine._reduce import (
     ALL,
     ArmSliceStats,
@@ -29,12 +28,9 @@ __all__ = [
     "CriticalStats",
     "Moments",
     "PairSliceStats",
-    "Source",
-    "TableSet",
     "build_case_table",
     "critical_stats",
     "list_cases",
-    "read_sources",
     "reduce_arm_slices",
     "reduce_critical",
     "reduce_pair_slices",

@@ -13,8 +13,8 @@ from typing import Any
 
 import ibis
 
-from evaldelta.engine._read import TableSet
 from evaldelta.errors import Location, PolicyError, UsageError
+from evaldelta.sources import TableSet
 
 __all__ = [
     "MAX_CRITICAL",

@@ -2,7 +2,7 @@
 
 Only the cases a comparison already lists (the discordant cases, up to ``--list-limit``) are
 looked up, so the query touches a bounded number of rows whatever the input size. Each
-source is scanned again in place (DuckDB reads only the matching rows into Python).
+source's table is queried again in place (DuckDB reads only the matching rows into Python).
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from collections.abc import Sequence
 
 import ibis
 
-from evaldelta.engine._read import TableSet, _as_text, _scan
+from evaldelta.sources import TableSet
+from evaldelta.sources._values import as_text
 
 __all__ = ["case_outputs"]
 
@@ -28,22 +29,22 @@ def case_outputs(
         return {}
     wanted_ids = sorted(set(case_ids))
     found: dict[tuple[str, str], tuple[int, str]] = {}
-    for source in tables.sources:
-        table = _scan(tables.con, source)
+    for opened in tables.opened:
+        source, table = opened.source, opened.table
         if "output" not in table.columns:
             continue
-        arm = ibis.literal(source.arm) if source.arm is not None else _as_text(table.arm)
+        arm = ibis.literal(source.arm) if source.arm is not None else as_text(table.arm)
         repeat = (
-            _as_text(table["repeat"]).strip().try_cast("int64").fill_null(0)
+            as_text(table["repeat"]).strip().try_cast("int64").fill_null(0)
             if "repeat" in table.columns
             else ibis.literal(0, type="int64")
         )
         rows = (
             table.select(
-                case_id=_as_text(table.case_id),
+                case_id=as_text(table.case_id),
                 arm=arm,
                 repeat=repeat,
-                output=_as_text(table.output).substr(0, max_chars + 1),
+                output=as_text(table.output).substr(0, max_chars + 1),
             )
             .filter(lambda t: t.case_id.isin(wanted_ids) & t.arm.isin(list(arms)))
             .to_pyarrow()

@@ -18,8 +18,8 @@ from typing import Any
 import ibis
 import ibis.expr.types as ir
 
-from evaldelta.engine._read import TableSet, locate
 from evaldelta.errors import DuplicateRowError, SliceConflictError
+from evaldelta.sources import TableSet, locate
 
 __all__ = [
     "ArmSliceStats",

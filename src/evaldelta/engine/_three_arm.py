@@ -19,8 +19,8 @@ from typing import Any
 import ibis
 import ibis.expr.types as ir
 
-from evaldelta.engine._read import TableSet
 from evaldelta.engine._reduce import ALL, CaseTable, Moments, build_case_table
+from evaldelta.sources import TableSet
 
 __all__ = ["Escalation", "ThreeArmStats", "escalation_basis", "reduce_three_arms"]
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import math
 
-from evaldelta.engine._read import TableSet, locate
 from evaldelta.errors import (
     BadValueError,
     InputError,
     Location,
     UnreadableFileError,
 )
+from evaldelta.sources import TableSet, locate
 
 __all__ = ["validate"]
 

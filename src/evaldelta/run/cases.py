@@ -1,8 +1,8 @@
-"""Read a case file (CSV, JSONL or Parquet) with the engine's reader; every column is a field.
+"""Read a case file (CSV, JSONL or Parquet) through the row seam; every column is a field.
 
-Cases are read through the same DuckDB scan as eval rows (:mod:`evaldelta.engine._read`), so
-a missing, empty or malformed file fails the same way, with the file named. A ``case_id``
-column is required and must be unique.
+Cases are read by the same reader as eval rows (:mod:`evaldelta.sources`), so a missing,
+empty or malformed file fails the same way, with the file named. A ``case_id`` column is
+required and must be unique.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaldelta.engine._read import Source, _scan, connect
 from evaldelta.errors import DuplicateRowError, Location, MissingColumnError, UnreadableFileError
+from evaldelta.sources import Source, open_sources
+from evaldelta.sources.tidy import line_of, tidy_kind
 
 __all__ = ["CaseSet", "load_cases"]
 
@@ -36,16 +37,19 @@ class CaseSet:
 
 def load_cases(path: Path) -> CaseSet:
     """Read every case; ``case_id`` is required and unique."""
-    source = Source(path)
-    table = _scan(connect(), source)
+    con, (opened,) = open_sources([Source(path, format="tidy")])
+    table = opened.table
+    kind = tidy_kind(path)
+    where = str(path)
     if "case_id" not in table.columns:
         raise MissingColumnError(
             f"the case file needs a 'case_id' column (columns: {', '.join(table.columns)})",
-            Location(str(path), 1 if source.kind == "csv" else None, "case_id"),
+            Location(where, 1 if kind == "csv" else None, "case_id"),
         )
     records = table.to_pyarrow().to_pylist()
+    con.disconnect()
     if not records:
-        raise UnreadableFileError("the case file has no cases", Location(str(path)))
+        raise UnreadableFileError("the case file has no cases", Location(where))
     seen: dict[str, int] = {}
     rows = []
     for index, record in enumerate(records):
@@ -53,14 +57,14 @@ def load_cases(path: Path) -> CaseSet:
         if raw is None or str(raw).strip() == "":
             raise UnreadableFileError(
                 "a case has no case_id",
-                Location(str(path), source.line_of(index), "case_id", unit=source.unit),
+                Location(where, line_of(kind, index), "case_id", unit=opened.unit),
             )
         case_id = str(raw).strip()
         if case_id in seen:
             raise DuplicateRowError(
-                f"case_id {case_id!r} appears twice (first at {source.unit} "
-                f"{source.line_of(seen[case_id])})",
-                Location(str(path), source.line_of(index), "case_id", case_id, unit=source.unit),
+                f"case_id {case_id!r} appears twice (first at {opened.unit} "
+                f"{line_of(kind, seen[case_id])})",
+                Location(where, line_of(kind, index), "case_id", case_id, unit=opened.unit),
             )
         seen[case_id] = index
         rows.append((case_id, record))

@@ -1,8 +1,9 @@
-"""The pins of the compared arms (from a run store) and the names the inputs are shown by.
+"""Pins (each arm's recorded configuration) as readers hand them over, and how inputs are named.
 
-Pins are read once per run store source through :func:`evaldelta.store.iter_pins` (each
-arm's recorded configuration with the model versions the API reported) and the run's own
-free-form pins (``[pins]`` of the run config), and flattened to ``dotted.key -> value``:
+A run store's pins are read through :func:`evaldelta.store.iter_pins` (each arm's recorded
+configuration with the model versions the API reported) and the run's own free-form pins
+(``[pins]`` of the run config); importers take theirs from the log's header. All are
+flattened to ``dotted.key -> value``:
 nested tables become dotted keys, lists become compact JSON text, so every value is a JSON
 scalar. The store never holds an API key (the runner records only the name of the
 environment variable); a pin whose key names a secret is still shown as ``[redacted]``.
@@ -12,13 +13,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evaldelta.engine._read import Source
-
-__all__ = ["Pin", "display_path", "flatten_pins", "store_pins"]
+__all__ = ["Pin", "display_path", "flatten_pins", "run_store_pins"]
 
 Pin = str | int | float | bool | None
 
@@ -55,23 +54,15 @@ def _run_pins(path: Path, run_id: str) -> dict[str, Any]:
     return {}
 
 
-def store_pins(sources: Iterable[Source], arms: Sequence[str]) -> dict[str, dict[str, Pin]]:
-    """Each compared arm's flattened pins, from the run store sources (empty without one).
-
-    The run's free-form pins are kept under ``run.``; when several stores name the same arm
-    the first one wins.
-    """
+def run_store_pins(path: Path, run_id: str) -> dict[str, dict[str, Pin]]:
+    """Each arm's flattened pins in one run of a store; the run's own pins under ``run.``."""
     from evaldelta.store import iter_pins
 
-    out: dict[str, dict[str, Pin]] = {}
-    for source in sources:
-        if source.run is None:
-            continue
-        shared = flatten_pins(_run_pins(source.path, source.run), prefix="run.")
-        for arm, pins in iter_pins(source.path, source.run):
-            if arm in arms and arm not in out:
-                out[arm] = dict(sorted({**flatten_pins(pins), **shared}.items()))
-    return {arm: out[arm] for arm in arms if arm in out}
+    shared = flatten_pins(_run_pins(path, run_id), prefix="run.")
+    return {
+        arm: dict(sorted({**flatten_pins(pins), **shared}.items()))
+        for arm, pins in iter_pins(path, run_id)
+    }
 
 
 def display_path(path: Path, cwd: Path | None = None) -> str:

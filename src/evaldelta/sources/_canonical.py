@@ -1,0 +1,285 @@
+"""Every source, opened by its reader, projected onto the canonical relation (DESIGN.md's rows).
+
+Columns of the relation: ``case_id``, ``arm``, ``repeat``, ``by_<column>`` per slicing
+column (``slice`` defaults to ``all`` when absent), ``m_<metric>`` per metric (float, null =
+unlabeled) with ``_bad_<metric>`` and ``_raw_<metric>`` for validation, ``cluster``,
+``cost_usd``, ``model_used``, ``escalated``, ``sample_weight`` and the critical-case flags
+when a source has them, and ``_src`` (the source's index, for locating lines later).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import ibis
+import ibis.expr.types as ir
+
+from evaldelta.errors import Location, MissingColumnError, UnreadableFileError, UsageError
+from evaldelta.sources._connect import connect
+from evaldelta.sources._registry import Opened, reader_for
+from evaldelta.sources._report import ImportReport
+from evaldelta.sources._source import ReadOptions, Source
+from evaldelta.sources._values import as_flag, as_score, as_text, score_is_unparseable
+
+__all__ = ["TableSet", "locate", "open_sources", "read_sources"]
+
+# Names people give the required columns: a missing column with one of these beside it
+# gets a "did you mean" (and the --columns spelling that maps it).
+_SYNONYMS = {
+    "case_id": ("id", "case", "sample_id", "doc_id", "example_id", "question_id", "instance_id",
+                "item_id", "task_id", "ticket_id", "caseid", "case-id"),
+    "arm": ("model", "system", "variant", "release", "model_name", "run", "provider", "version"),
+    "score": ("correct", "passed", "pass", "success", "accuracy", "acc", "value", "result",
+              "label", "grade", "is_correct"),
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class TableSet:
+    """The canonical relation over all sources, with the facts needed to describe it."""
+
+    con: Any
+    rows: ir.Table
+    opened: tuple[Opened, ...]
+    slice_columns: tuple[str, ...]
+    metrics: tuple[str, ...]
+    has_cluster: bool
+    has_cost: bool
+    critical_flags: tuple[str, ...] = ()  # "column" / "tag": flag columns that were projected
+    has_weight: bool = False  # a sample_weight column (written by `evaldelta sample`)
+    has_model_used: bool = False  # a model_used column (the model that answered an attempt)
+    has_escalated: bool = False  # an escalated column (a cascade sent the attempt onwards)
+
+    @property
+    def sources(self) -> tuple[Source, ...]:
+        """The sources, in the order given."""
+        return tuple(o.source for o in self.opened)
+
+    @property
+    def reports(self) -> tuple[ImportReport, ...]:
+        """What each importer mapped and could not map (tidy files have no report)."""
+        return tuple(r for o in self.opened for r in o.reports)
+
+    def pins(self, arms: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Each compared arm's pins from the first source that records them."""
+        out: dict[str, dict[str, Any]] = {}
+        for opened in self.opened:
+            for arm, pins in opened.pins.items():
+                if arm in arms and arm not in out:
+                    out[arm] = dict(pins)
+        return {arm: out[arm] for arm in arms if arm in out}
+
+
+def open_sources(
+    sources: Sequence[Source], options: ReadOptions | None = None, con: Any | None = None
+) -> tuple[Any, list[Opened]]:
+    """Open every source with its reader on one connection (made here unless given)."""
+    if not sources:
+        raise UnreadableFileError("no input files were given")
+    options = options or ReadOptions()
+    con = con if con is not None else connect()
+    pairs = [(s, reader_for(s)) for s in sources]
+    _check_options(options, [r for _, r in pairs])
+    opened = [reader.open(source, con, options) for source, reader in pairs]
+    return con, opened
+
+
+def _check_options(options: ReadOptions, readers: Sequence[Any]) -> None:
+    for name in sorted(options.given()):
+        if not any(name in r.options for r in readers):
+            takers = ", ".join(sorted({type(r).name for r in readers})) or "none"
+            flag = "--" + name.replace("_", "-")
+            raise UsageError(f"{flag} does not apply to the formats read here ({takers})")
+
+
+def default_metrics(opened: Sequence[Opened]) -> tuple[str, ...]:
+    """The metrics a comparison uses when none is named: the first source's defaults."""
+    return opened[0].default_metrics if opened else ("score",)
+
+
+def read_sources(
+    sources: Sequence[Source],
+    *,
+    slice_columns: tuple[str, ...] = ("slice",),
+    metrics: tuple[str, ...] | None = ("score",),
+    con: Any | None = None,
+    critical_column: str | None = None,
+    critical_tag: str | None = None,
+    options: ReadOptions | None = None,
+) -> TableSet:
+    """Open every source and return one canonical relation (see the module docstring).
+
+    ``metrics=None`` takes the first source's default metrics (``score`` for tidy files; an
+    importer's own, such as the first scorer of an Inspect log).
+    """
+    con, opened = open_sources(sources, options, con)
+    if metrics is None:
+        metrics = default_metrics(opened)
+    tables = [o.table for o in opened]
+    has_cluster = any("cluster" in t.columns for t in tables)
+    has_cost = any("cost_usd" in t.columns for t in tables)
+    flags: dict[str, str] = {}
+    if critical_column is not None and any(critical_column in t.columns for t in tables):
+        flags["column"] = critical_column
+    if critical_tag is not None and any("tags" in t.columns for t in tables):
+        flags["tag"] = critical_tag
+    has_weight = any("sample_weight" in t.columns for t in tables)
+    has_model_used = any("model_used" in t.columns for t in tables)
+    has_escalated = any("escalated" in t.columns for t in tables)
+    projected = []
+    for index, item in enumerate(opened):
+        table = item.table
+        extra = _critical_flags(table, flags)
+        if has_weight:
+            extra.update(_weight_columns(table))
+        extra.update(_routing_columns(table, has_model_used, has_escalated))
+        projected.append(
+            _project(index, item, slice_columns, metrics, has_cluster, has_cost, extra)
+        )
+    rows = projected[0] if len(projected) == 1 else ibis.union(*projected, distinct=False)
+    return TableSet(
+        con=con,
+        rows=rows,
+        opened=tuple(opened),
+        slice_columns=slice_columns,
+        metrics=tuple(metrics),
+        has_cluster=has_cluster,
+        has_cost=has_cost,
+        critical_flags=tuple(flags),
+        has_weight=has_weight,
+        has_model_used=has_model_used,
+        has_escalated=has_escalated,
+    )
+
+
+def _routing_columns(
+    table: ir.Table, has_model_used: bool, has_escalated: bool
+) -> dict[str, ir.Value]:
+    """``model_used`` as text and ``escalated`` as a boolean (null where absent or unparsed)."""
+    out: dict[str, ir.Value] = {}
+    if has_model_used:
+        out["model_used"] = (
+            as_text(table.model_used).strip().nullif("")
+            if "model_used" in table.columns
+            else ibis.null("string")
+        )
+    if has_escalated:
+        out["escalated"] = (
+            as_flag(table.escalated) if "escalated" in table.columns else ibis.null("boolean")
+        )
+    return out
+
+
+def _weight_columns(table: ir.Table) -> dict[str, ir.Value]:
+    """``sample_weight`` as a float (null where a source lacks it) and its raw text."""
+    if "sample_weight" not in table.columns:
+        return {"sample_weight": ibis.null("float64"), "_raw_sample_weight": ibis.null("string")}
+    col = table.sample_weight
+    value = (
+        col.cast("float64") if col.type().is_numeric() else as_text(col).strip().try_cast("float64")
+    )
+    return {"sample_weight": value, "_raw_sample_weight": as_text(col)}
+
+
+def _critical_flags(table: ir.Table, flags: dict[str, str]) -> dict[str, ir.Value]:
+    """Boolean flag columns for critical cases (false where a source lacks the column)."""
+    out: dict[str, ir.Value] = {}
+    if "column" in flags:
+        name = flags["column"]
+        if name not in table.columns:
+            out["_crit_col"] = ibis.literal(False)
+        else:
+            out["_crit_col"] = as_flag(table[name]).fill_null(False)
+    if "tag" in flags:
+        if "tags" not in table.columns:
+            out["_crit_tag"] = ibis.literal(False)
+        else:
+            sep = r"""[\s,;|"'\[\]]"""
+            pattern = f"(^|{sep}){re.escape(flags['tag'])}($|{sep})"
+            out["_crit_tag"] = table["tags"].cast("string").re_search(pattern).fill_null(False)
+    return out
+
+
+def missing_column(
+    name: str, columns: Sequence[str], what: str, opened: Opened, field_hint: str = ""
+) -> MissingColumnError:
+    """The error for a missing column, with a close name as "did you mean" when there is one."""
+    hint = ""
+    lowered = {c.lower(): c for c in columns}
+    close = [lowered[s] for s in _SYNONYMS.get(name, ()) if s in lowered]
+    close += difflib.get_close_matches(name, list(columns), n=1, cutoff=0.75)
+    if close:
+        hint = f"; did you mean {close[0]!r}? (--columns {name}={close[0]})"
+    shown = ", ".join(columns[:30]) + (", ..." if len(columns) > 30 else "")
+    line = 1 if opened.unit == "line" and opened.source.format in (None, "tidy", "csv") else None
+    return MissingColumnError(
+        f"{what} {name!r}{field_hint} is missing (columns: {shown}){hint}",
+        Location(str(opened.source.path), line, name),
+    )
+
+
+def _project(
+    index: int,
+    opened: Opened,
+    slice_columns: tuple[str, ...],
+    metrics: tuple[str, ...],
+    has_cluster: bool,
+    has_cost: bool,
+    extra: dict[str, ir.Value] | None = None,
+) -> ir.Table:
+    table = opened.table
+    source = opened.source
+    columns = set(table.columns)
+    required = ["case_id", *metrics]
+    if source.arm is None:
+        required.append("arm")
+    for name in required:
+        if name not in columns:
+            raise missing_column(name, table.columns, "required column", opened)
+    for name in slice_columns:
+        if name not in columns and name != "slice":
+            raise missing_column(name, table.columns, "slicing column", opened, " (from --by)")
+    out: dict[str, ir.Value] = {
+        "case_id": as_text(table.case_id),
+        "arm": ibis.literal(source.arm) if source.arm is not None else as_text(table.arm),
+    }
+    if "repeat" not in columns:
+        out["_raw_repeat"] = ibis.null("string")
+        out["repeat"] = ibis.literal(0, type="int64")
+    elif table["repeat"].type().is_integer():
+        out["_raw_repeat"] = ibis.null("string")  # nothing to parse, nothing can be bad
+        out["repeat"] = table["repeat"].cast("int64").fill_null(0)
+    else:
+        out["_raw_repeat"] = as_text(table["repeat"])
+        out["repeat"] = as_text(table["repeat"]).strip().try_cast("int64").fill_null(0)
+    for name in slice_columns:
+        out[f"by_{name}"] = (
+            as_text(table[name]).fill_null("(missing)") if name in columns else ibis.literal("all")
+        )
+    for name in metrics:
+        out[f"m_{name}"] = as_score(table[name])
+        out[f"_bad_{name}"] = score_is_unparseable(table[name])
+        out[f"_raw_{name}"] = as_text(table[name])
+    if has_cluster:
+        out["cluster"] = as_text(table.cluster) if "cluster" in columns else ibis.null("string")
+    if has_cost:
+        if "cost_usd" not in columns:
+            out["cost_usd"] = ibis.null("float64")
+        elif table.cost_usd.type().is_numeric():
+            out["cost_usd"] = table.cost_usd.cast("float64")
+        else:
+            out["cost_usd"] = as_text(table.cost_usd).strip().try_cast("float64")
+    out.update(extra or {})
+    out["_src"] = ibis.literal(index, type="int64")
+    return table.select(**out)
+
+
+def locate(
+    tables: TableSet, source_index: int, conditions: Mapping[str, object], field: str
+) -> Location:
+    """Where one source's first row with these identifying values is (only after a failure)."""
+    return tables.opened[source_index].locate(conditions, field)

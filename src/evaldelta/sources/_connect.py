@@ -1,0 +1,31 @@
+"""The one backend connection every reader and the engine share, made here and only here.
+
+DuckDB, embedded, in memory: its buffer is capped by ``EVALDELTA_MEMORY_LIMIT`` (default
+``512MB``) and it spills to a folder under the system's temp directory beyond that. DuckDB's
+extension auto-install and auto-load are off: opening an unexpected file (a SQLite database
+named as a store, say) must fail with a message, never download code.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+__all__ = ["connect"]
+
+
+def connect() -> Any:
+    """A fresh in-memory DuckDB connection through Ibis, with the limits described above."""
+    import ibis
+
+    limit = os.environ.get("EVALDELTA_MEMORY_LIMIT", "512MB")
+    spill = Path(tempfile.gettempdir()) / "evaldelta-duckdb"
+    return ibis.duckdb.connect(
+        memory_limit=limit,
+        temp_directory=str(spill),
+        preserve_insertion_order=True,
+        autoinstall_known_extensions=False,
+        autoload_known_extensions=False,
+    )

@@ -1,0 +1,59 @@
+"""How raw values become ours: text, scores (numbers, booleans, pass/fail words), flags."""
+
+from __future__ import annotations
+
+import ibis
+import ibis.expr.types as ir
+
+__all__ = ["FALSE_WORDS", "TRUE_WORDS", "as_flag", "as_score", "as_text", "score_is_unparseable"]
+
+TRUE_WORDS = ("true", "t", "yes", "pass", "passed")
+FALSE_WORDS = ("false", "f", "no", "fail", "failed")
+
+
+def as_text(col: ir.Value) -> ir.StringValue:
+    """A column as text; a JSON-typed column (mixed types in JSONL) loses its quotes."""
+    text = col.cast("string")
+    if col.type().is_json():
+        quoted = text.startswith('"') & text.endswith('"') & (text.length() >= 2)
+        text = quoted.ifelse(text.substr(1, text.length() - 2), text)
+    return text
+
+
+def as_score(col: ir.Value) -> ir.FloatingValue:
+    """Parse a score: numbers as they are, booleans and pass/fail words as 1/0, blank as null."""
+    dtype = col.type()
+    if dtype.is_boolean():
+        return col.cast("int64").cast("float64")
+    if dtype.is_numeric():
+        return col.cast("float64")
+    text = as_text(col).strip().lower()
+    return (
+        ibis.cases(
+            (text.isin(TRUE_WORDS), ibis.literal(1.0)),
+            (text.isin(FALSE_WORDS), ibis.literal(0.0)),
+            else_=text.try_cast("float64"),
+        )
+    ).cast("float64")
+
+
+def score_is_unparseable(col: ir.Value) -> ir.BooleanValue:
+    """True where a non-blank value does not parse as a score."""
+    if col.type().is_boolean() or col.type().is_numeric():
+        return ibis.literal(False)
+    text = as_text(col).strip()
+    return text.notnull() & (text != "") & as_score(col).isnull()
+
+
+def as_flag(col: ir.Value) -> ir.BooleanValue:
+    """A yes/no column as a boolean: true/1/yes/pass are true, false/0/no are false, else null."""
+    if col.type().is_boolean():
+        return col
+    if col.type().is_numeric():
+        return col != 0
+    text = as_text(col).strip().lower()
+    return ibis.cases(
+        (text.isin([*TRUE_WORDS, "1", "1.0", "y"]), ibis.literal(True)),
+        (text.isin([*FALSE_WORDS, "0", "0.0", "n"]), ibis.literal(False)),
+        else_=ibis.null("boolean"),
+    )

@@ -1,0 +1,89 @@
+"""What every importer shares: turning collected rows into an :class:`Opened` source.
+
+Each imported row carries ``_where`` (the sample, line or result it came from, as a person
+would find it in the log) and, for line-based logs, ``_line``; :func:`imported` builds the
+locate function from them, so a later check names the log and the sample, never a
+temporary file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from evaldelta.errors import Location
+from evaldelta.sources._pins import flatten_pins
+from evaldelta.sources._registry import Opened
+from evaldelta.sources._report import ReportBuilder, build_report
+from evaldelta.sources._rowfile import RowWriter
+from evaldelta.sources._source import Source
+from evaldelta.sources._values import as_text
+
+__all__ = ["first_line", "imported", "scalar_text"]
+
+
+def first_line(exc: BaseException) -> str:
+    """An exception's first line (the rest of a parser's message is rarely useful)."""
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def scalar_text(value: Any) -> str | None:
+    """A metadata value as slice text: scalars as written, anything else as compact JSON."""
+    import json
+
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str | int | float):
+        return str(value)
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def imported(
+    source: Source,
+    con: Any,
+    writer: RowWriter,
+    builder: ReportBuilder,
+    *,
+    pins: Mapping[str, Mapping[str, Any]],
+    default_metrics: Sequence[str],
+    unit: str = "sample",
+) -> Opened:
+    """The :class:`Opened` of an importer: rows on ``con``, the report, pins per arm."""
+    table = writer.open(con, source.path)
+    report = build_report(
+        builder, table, pins, tuple(default_metrics), tuple(writer.metrics), source.arm
+    )
+    path = str(source.path)
+
+    def locate(conditions: Mapping[str, object], field: str) -> Location:
+        pred = None
+        for name, value in conditions.items():
+            if name not in table.columns or (name == "arm" and source.arm is not None):
+                continue
+            col = as_text(table[name])
+            clause = col.isnull() if value is None else (col == str(value))
+            pred = clause if pred is None else (pred & clause)
+        query = table if pred is None else table.filter(pred)
+        cols = [c for c in ("_where", "_line") if c in table.columns]
+        hit = query.select(*cols).limit(1).to_pyarrow().to_pylist() if cols else []
+        if not hit:
+            return Location(path, None, field, conditions.get(field))
+        line = hit[0].get("_line")
+        where = hit[0].get("_where")
+        label = f"{path} ({where})" if where and line is None else path
+        return Location(label, int(line) if line is not None else None, field,
+                        conditions.get(field), unit="line")  # fmt: skip
+
+    flat = {arm: flatten_pins(p) for arm, p in pins.items()}
+    return Opened(
+        source=source,
+        table=table,
+        locate=locate,
+        unit=unit,
+        pins=flat,
+        reports=(report,),
+        default_metrics=tuple(default_metrics),
+    )

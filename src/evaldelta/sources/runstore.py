@@ -1,0 +1,77 @@
+"""A run of the run store (``evaldelta run``): its ``eval_rows`` view, attached read-only.
+
+The store is a DuckDB file (recognized by DuckDB's magic bytes ``DUCK`` at offset 8), so
+``evaldelta compare runs.duckdb`` reads its newest run, and ``--store PATH --run ID`` a
+chosen one. Each arm's pins come from the store's ``run_arms`` table and the run's own
+free-form pins (``[pins]``) under ``run.``; a run that did not finish is reported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from evaldelta.errors import Location, UnreadableFileError
+from evaldelta.sources._registry import Opened, Reader, register
+from evaldelta.sources._report import ReportBuilder, build_report
+from evaldelta.sources._source import ReadOptions, Source
+
+__all__ = ["StoreReader"]
+
+
+@register
+class StoreReader(Reader):
+    """A run store: one run's attempts in the long row format."""
+
+    name = "store"
+    title = "evaldelta run store (DuckDB file written by `evaldelta run`)"
+
+    @classmethod
+    def sniff(cls, path: Path, head: bytes) -> bool:
+        """DuckDB's database files carry ``DUCK`` at byte 8."""
+        return head[8:12] == b"DUCK"
+
+    def open(self, source: Source, con: Any, options: ReadOptions) -> Opened:
+        """Attach the store read-only and select one run of ``eval_rows``."""
+        from evaldelta.sources._pins import run_store_pins
+        from evaldelta.store import resolve_run, run_status
+
+        path = source.path
+        if not path.is_file():
+            raise UnreadableFileError("the run store does not exist", Location(str(path)))
+        run_id = resolve_run(path, source.run)
+        status = run_status(path, run_id)
+        resolved = str(path.resolve())
+        alias = "evaldelta_store_" + hashlib.sha256(resolved.encode("utf-8")).hexdigest()[:10]
+        quoted = resolved.replace("'", "''")
+        con.raw_sql(f"ATTACH IF NOT EXISTS '{quoted}' AS {alias} (READ_ONLY)")
+        view = con.table("eval_rows", database=(alias, "main"))
+        table = view.filter(view.run_id == run_id)
+        pins = run_store_pins(path, run_id)
+        builder = ReportBuilder("store", str(path), "evaldelta run", strict=options.strict)
+        builder.mapped.append(f"run {run_id} ({status}) from the store's eval_rows view")
+        if status != "complete":
+            builder.issue(
+                "incomplete_run",
+                f"run {run_id} is {status!r}; this comparison covers the attempts recorded so "
+                "far (rerun the same `evaldelta run` to finish it)",
+            )
+        report = build_report(builder, table, pins, ("score",))
+        pinned = Source(path, arm=source.arm, run=run_id, format="store")
+
+        def locate(conditions: Mapping[str, object], field: str) -> Location:
+            return _locate(pinned, conditions, field)
+
+        return Opened(
+            source=pinned, table=table, locate=locate, unit="row", pins=pins, reports=(report,)
+        )
+
+
+def _locate(source: Source, conditions: Mapping[str, object], field: str) -> Location:
+    """A stored attempt is found by its key: name it (run, arm, case, repeat)."""
+    shown = {k: v for k, v in conditions.items() if k in ("arm", "case_id", "repeat")}
+    where = ", ".join(f"{k} {v!r}" for k, v in shown.items())
+    label = f"{source.path} (run {source.run}{', ' + where if where else ''})"
+    return Location(label, None, field, conditions.get(field))
