@@ -277,6 +277,7 @@ def demo_cmd(
 
 from evaldelta.commands import checks as _checks_commands  # noqa: E402
 from evaldelta.commands import gate as _gate_commands  # noqa: E402
+from evaldelta.commands import importing as _import_commands  # noqa: E402
 from evaldelta.commands import plan as _plan_commands  # noqa: E402
 from evaldelta.commands import run as _run_commands  # noqa: E402
 
@@ -284,6 +285,14 @@ _gate_commands.register(app)
 _plan_commands.register(app)
 _run_commands.register(app)
 _checks_commands.register(app)
+_import_commands.register(app)
+
+
+def _one_line(text: str) -> str:
+    """A message on one line: line breaks inside it (a parser's caret drawing) become spaces."""
+    import re
+
+    return re.sub(r"\s*[\r\n]+\s*", " ", text.strip())
 
 
 def main() -> None:
@@ -296,7 +305,7 @@ def main() -> None:
     try:
         app()  # typer's own usage errors exit with code 2 inside
     except EvaldeltaError as exc:
-        typer.echo(f"evaldelta: error: {exc}", err=True)
+        typer.echo(f"evaldelta: error: {_one_line(str(exc))}", err=True)
         sys.exit(2)
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""

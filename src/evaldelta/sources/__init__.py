@@ -24,6 +24,7 @@ from evaldelta.sources._canonical import (
     read_sources,
 )
 from evaldelta.sources._connect import connect
+from evaldelta.sources._export import ImportResult, import_rows
 from evaldelta.sources._pins import display_path, flatten_pins
 from evaldelta.sources._records import read_records
 from evaldelta.sources._registry import Opened, Reader, detect, format_names, reader_for, readers
@@ -33,6 +34,7 @@ from evaldelta.sources._source import ReadOptions, Source, parse_columns, parse_
 __all__ = [
     "ImportIssue",
     "ImportReport",
+    "ImportResult",
     "Opened",
     "ReadOptions",
     "Reader",
@@ -44,6 +46,7 @@ __all__ = [
     "display_path",
     "flatten_pins",
     "format_names",
+    "import_rows",
     "locate",
     "open_sources",
     "parse_columns",

@@ -36,6 +36,9 @@ __all__ = [
 # Modules that define readers, in detection order (most specific signature first).
 _MODULES = (
     "evaldelta.sources.runstore",
+    "evaldelta.sources.importers.inspect",
+    "evaldelta.sources.importers.promptfoo",
+    "evaldelta.sources.importers.lmeval",
     "evaldelta.sources.tidy",
 )
 _READERS: dict[str, type[Reader]] = {}

@@ -125,9 +125,21 @@ class ReportBuilder:
     _messages: dict[str, str] = field(default_factory=dict)
     _examples: dict[str, list[str]] = field(default_factory=dict)
 
-    def issue(self, kind: str, message: str, example: str | None = None, count: int = 1) -> None:
-        """Count one occurrence of an issue; ``--strict`` makes the first one an error."""
-        if self.strict:
+    def issue(
+        self,
+        kind: str,
+        message: str,
+        example: str | None = None,
+        count: int = 1,
+        *,
+        note: bool = False,
+    ) -> None:
+        """Count one occurrence of an issue; ``--strict`` makes the first one an error.
+
+        ``note`` marks something worth saying that was nonetheless mapped faithfully (a
+        sample that hit a token limit and was scored): it never fails ``--strict``.
+        """
+        if self.strict and not note:
             detail = f" ({example})" if example else ""
             raise BadValueError(
                 f"{message}{detail} (--strict: nothing may be left unmapped)",

@@ -19,13 +19,7 @@ from evaldelta.sources._rowfile import RowWriter
 from evaldelta.sources._source import Source
 from evaldelta.sources._values import as_text
 
-__all__ = ["first_line", "imported", "scalar_text"]
-
-
-def first_line(exc: BaseException) -> str:
-    """An exception's first line (the rest of a parser's message is rarely useful)."""
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
+__all__ = ["imported", "scalar_text"]
 
 
 def scalar_text(value: Any) -> str | None:

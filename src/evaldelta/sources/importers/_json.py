@@ -1,0 +1,64 @@
+"""JSON documents of other tools' logs: fast parsing, streaming for large files, clear errors."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from evaldelta.errors import Location, UnreadableFileError
+
+__all__ = ["first_line", "iter_items", "loads", "read_json_lines"]
+
+
+def first_line(exc: BaseException) -> str:
+    """An exception's first line (the rest of a parser's message is rarely useful)."""
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def loads(data: bytes | str, where: str, what: str = "JSON") -> Any:
+    """Parse one JSON document (orjson; the stdlib when it holds NaN, which orjson refuses)."""
+    import orjson
+
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as fast:
+        try:
+            return json.loads(data)
+        except (ValueError, RecursionError):
+            raise UnreadableFileError(
+                f"is not valid {what} ({first_line(fast)}); truncated?", Location(where)
+            ) from None
+
+
+def iter_items(path: Path, prefix: str) -> Iterator[Any]:
+    """The items at ``prefix`` of a large JSON file, one at a time (ijson's C parser)."""
+    import ijson
+
+    try:
+        with path.open("rb") as fh:
+            yield from ijson.items(fh, prefix, use_float=True)
+    except ijson.JSONError as exc:
+        raise UnreadableFileError(
+            f"is not valid JSON near {prefix!r} ({first_line(exc)}); truncated?",
+            Location(str(path)),
+        ) from None
+
+
+def read_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
+    """(line number, object) for each non-blank line of a JSON Lines file."""
+    import orjson
+
+    with path.open("rb") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield number, orjson.loads(line)
+            except orjson.JSONDecodeError as exc:
+                raise UnreadableFileError(
+                    f"is not valid JSON ({first_line(exc)}); truncated?",
+                    Location(str(path), number),
+                ) from None

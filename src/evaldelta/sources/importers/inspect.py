@@ -1,0 +1,528 @@
+"""Inspect AI logs: ``.eval`` (zip: DEFLATE or zstd, flat or chunked samples) and ``.json``.
+
+One log is one arm (its model, or ``--arm NAME=PATH``); a folder (an eval set) gives one arm
+per model. The mapping, learned from Inspect's own log schema (``inspect_ai/log/_log.py``:
+``EvalLog``, ``EvalSpec``, ``EvalSample``) and its recorders (``log/_recorders/eval.py``;
+the chunked layout of ``log/_recorders/chunked/format.py``):
+
+==================  =============================================================
+case_id             the sample ``id`` (``task/id`` when a folder holds several tasks;
+                    ``--case-key metadata.FIELD`` takes a metadata field instead)
+repeat              ``epoch - 1`` (Inspect counts epochs from 1; ``epoch`` is kept too)
+one metric/scorer   ``scores[name].value``: C/P/I/N -> 1/0.5/0/0, numbers and booleans
+                    kept, yes/no/true/false and numeric text parsed (Inspect's own
+                    ``value_to_float``); a dict value gives ``name.key`` per key
+slice columns       ``task``, ``metadata.<field>`` (``--by metadata.category``), ``limit``
+output              ``output.completion``
+tokens, cost        summed over ``model_usage`` (``total_cost`` where a release records it)
+latency_ms          ``total_time`` x 1000
+error               ``error.message``: errored and cancelled samples are unscored and
+                    counted in the report, never dropped
+pins                model, model_args, generate config, task version and file, revision,
+                    solver plan, eval config, packages, scorers, dataset
+==================  =============================================================
+
+Members are read one at a time (:class:`~evaldelta.sources.importers._zip.SafeZip`), and a
+``.json`` log is streamed (ijson), so one sample's messages are in memory at a time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from evaldelta.errors import BadValueError, Location, UnreadableFileError, UsageError
+from evaldelta.sources._registry import Opened, Reader, register
+from evaldelta.sources._report import ReportBuilder
+from evaldelta.sources._rowfile import RowWriter
+from evaldelta.sources._source import ReadOptions, Source
+from evaldelta.sources.importers._common import imported, scalar_text
+from evaldelta.sources.importers._json import first_line, iter_items, loads
+from evaldelta.sources.importers._zip import SafeZip
+
+__all__ = ["InspectReader", "score_value"]
+
+_JSON_HEAD = re.compile(rb'^\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:')
+_FLAT = re.compile(r"^samples/(?P<stem>.+)\.json$")
+_CHUNKED = re.compile(r"^samples/(?P<stem>[^/]+)/sample\.json$")
+_LETTERS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
+_WORDS = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
+_HEADER_KEYS = ("version", "status", "eval", "plan", "results", "stats", "error")
+
+
+def score_value(value: Any) -> tuple[float | None, bool]:
+    """An Inspect score value as a float, and whether it could be mapped.
+
+    Inspect's ``value_to_float`` (``inspect_ai/scorer/_metric.py``): the letters C, P, I, N
+    are 1, 0.5, 0 and 0; numbers and booleans are themselves; ``yes``/``true`` are 1 and
+    ``no``/``false`` 0; other text is a number or cannot be mapped (Inspect warns and counts
+    it 0; we keep it unscored and report it). ``None`` is unscored.
+    """
+    if value is None:
+        return None, True
+    if isinstance(value, bool):
+        return float(value), True
+    if isinstance(value, int | float):
+        return float(value), True
+    if isinstance(value, str):
+        if value in _LETTERS:
+            return _LETTERS[value], True
+        text = value.strip().lower()
+        if text in _WORDS:
+            return _WORDS[text], True
+        try:
+            number = float(text)
+        except ValueError:
+            return None, False
+        return (number, True) if number == number and abs(number) != float("inf") else (None, False)
+    return None, False
+
+
+def _is_eval_zip(head: bytes) -> bool:
+    return head[:4] == b"PK\x03\x04" and any(
+        m in head[:512] for m in (b"_journal/start.json", b"header.json", b"samples/")
+    )
+
+
+def _is_json_log(head: bytes) -> bool:
+    return bool(_JSON_HEAD.match(head)) and b'"eval"' in head and b'"task"' in head
+
+
+def _logs_in(folder: Path) -> list[Path]:
+    out = []
+    for path in sorted(folder.iterdir()):
+        if path.name in ("logs.json", "eval-set.json") or not path.is_file():
+            continue
+        if path.suffix == ".eval" or path.suffix == ".json":
+            with path.open("rb") as fh:
+                head = fh.read(4096)
+            if _is_eval_zip(head) or _is_json_log(head):
+                out.append(path)
+    return out
+
+
+@register
+class InspectReader(Reader):
+    """Inspect AI evaluation logs."""
+
+    name = "inspect"
+    title = "Inspect AI log (.eval zip or .json), or an eval-set folder of them"
+    options = frozenset({"case_key"})
+
+    @classmethod
+    def sniff(cls, path: Path, head: bytes) -> bool:
+        """A zip whose first member is Inspect's; a JSON log's first keys; a folder of logs."""
+        if path.is_dir():
+            return bool(_logs_in(path))
+        return _is_eval_zip(head) or _is_json_log(head)
+
+    def open(self, source: Source, con: Any, options: ReadOptions) -> Opened:
+        """Read every sample of the log (or of every log in the folder) into rows."""
+        logs = _logs_in(source.path) if source.path.is_dir() else [source.path]
+        if not logs:
+            raise UnreadableFileError("holds no Inspect AI logs", Location(str(source.path)))
+        builder = ReportBuilder("inspect", str(source.path), "inspect_ai", strict=options.strict)
+        writer = RowWriter()
+        opened_logs = [_Log.open(p) for p in logs]
+        opened_logs = _latest_per_task_and_model(opened_logs, builder)
+        tasks = {log.task for log in opened_logs}
+        if source.arm is not None and len({log.model for log in opened_logs}) > 1:
+            raise UsageError(
+                f"--arm {source.arm}={source.path}: the folder holds several models "
+                f"({', '.join(sorted({log.model for log in opened_logs}))}); give one log "
+                "per --arm, or the folder without a name"
+            )
+        pins: dict[str, dict[str, Any]] = {}
+        first_scorer: str | None = None
+        versions = set()
+        try:
+            for log in opened_logs:
+                arm = source.arm or log.model
+                pins.setdefault(arm, log.pins())
+                versions.add(log.version)
+                prefix = f"{log.task}/" if len(tasks) > 1 else ""
+                reader = _SampleRows(log, arm, prefix, options.case_key, builder, writer)
+                reader.run()
+                first_scorer = first_scorer or reader.first_metric
+                builder.reported.update(log.reported(arm, len(opened_logs) > 1))
+        finally:
+            for log in opened_logs:
+                log.close()
+        builder.tool_version = ", ".join(sorted(v for v in versions if v)) or None
+        builder.mapped.extend(_MAPPED)
+        defaults = (first_scorer,) if first_scorer else tuple(writer.metrics)[:1]
+        return imported(
+            source, con, writer, builder, pins=pins, default_metrics=defaults or ("score",)
+        )
+
+
+_MAPPED = (
+    "case_id <- sample id",
+    "repeat <- epoch - 1 (epoch kept as a column)",
+    "one metric per scorer <- scores[name].value (C/P/I/N -> 1/0.5/0/0; dict values: name.key)",
+    "output <- output.completion; tokens and cost <- model_usage; latency_ms <- total_time",
+    "slice columns: task, metadata.<field>, limit",
+)
+
+
+def _latest_per_task_and_model(logs: list[_Log], builder: ReportBuilder) -> list[_Log]:
+    """An eval set retries a failed task in a new log: keep the newest log per task and model."""
+    best: dict[tuple[str, str], _Log] = {}
+    for log in logs:
+        key = (log.task, log.model)
+        if key not in best or log.created > best[key].created:
+            if key in best:
+                builder.issue(
+                    "superseded_log",
+                    "older logs of the same task and model (an eval set's retries), left out",
+                    best[key].path.name,
+                )
+            best[key] = log
+        else:
+            builder.issue(
+                "superseded_log",
+                "older logs of the same task and model (an eval set's retries), left out",
+                log.path.name,
+            )
+    return [log for log in logs if best[(log.task, log.model)] is log]
+
+
+class _Log:
+    """One log: its header, and its samples one at a time."""
+
+    def __init__(self, path: Path, header: dict[str, Any], zf: SafeZip | None) -> None:
+        self.path = path
+        self.header = header
+        self.zip = zf
+        spec = header.get("eval")
+        if not isinstance(spec, dict) or "model" not in spec or "task" not in spec:
+            raise UnreadableFileError(
+                "has no eval spec (eval.model, eval.task); not an Inspect AI log?",
+                Location(str(path)),
+            )
+        self.spec: dict[str, Any] = spec
+        self.model = str(spec["model"])
+        self.task = str(spec["task"])
+        self.created = str(spec.get("created") or "")
+        packages = spec.get("packages") or {}
+        self.version = str(packages.get("inspect_ai") or "") if isinstance(packages, dict) else ""
+        self.status = str(header.get("status") or "unknown")
+
+    def close(self) -> None:
+        """Release the zip's file handles."""
+        if self.zip is not None:
+            self.zip.close()
+
+    @classmethod
+    def open(cls, path: Path) -> _Log:
+        with path.open("rb") as fh:
+            head = fh.read(4)
+        if head == b"PK\x03\x04":
+            zf = SafeZip(path)
+            name = "header.json" if "header.json" in zf else "_journal/start.json"
+            if name not in zf:
+                raise UnreadableFileError(
+                    "is a zip without header.json or _journal/start.json; not an Inspect log",
+                    Location(str(path)),
+                )
+            try:
+                header = loads(zf.read(name), f"{path} ({name})")
+                return cls(path, header if isinstance(header, dict) else {}, zf)
+            except Exception:
+                zf.close()
+                raise
+        return cls(path, _json_header(path), None)
+
+    def samples(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(where, sample) for every sample, flat or chunked, in archive order."""
+        if self.zip is None:
+            for index, sample in enumerate(iter_items(self.path, "samples.item")):
+                if isinstance(sample, dict):
+                    yield f"samples[{index}]", sample
+            return
+        chunked = {m for m in self.zip.names() if _CHUNKED.match(m)}
+        flat_stems = set()
+        for member in self.zip.names():
+            flat = _FLAT.match(member)
+            if flat and "/" not in flat.group("stem"):
+                flat_stems.add(flat.group("stem"))
+                yield member, self._member(member)
+        for member in sorted(chunked):
+            stem = member.split("/")[1]
+            if stem in flat_stems:
+                continue  # the same sample in both layouts: the flat copy was read
+            sample = self._member(member)
+            meta = f"samples/{stem}/metadata.json"
+            if meta in self.zip and not sample.get("metadata"):
+                loaded = loads(self.zip.read(meta), f"{self.path} ({meta})")
+                sample["metadata"] = loaded if isinstance(loaded, dict) else {}
+            yield member, sample
+
+    def _member(self, member: str) -> dict[str, Any]:
+        if self.zip is None:  # pragma: no cover - only zips have members
+            raise RuntimeError("not a zip log")
+        loaded = loads(self.zip.read(member), f"{self.path} ({member})")
+        if not isinstance(loaded, dict):
+            raise UnreadableFileError(
+                f"member {member!r} is not a sample", Location(str(self.path))
+            )
+        return loaded
+
+    def expected(self) -> int | None:
+        """Sample runs the log should hold: its results' total, else dataset x epochs."""
+        total = (self.header.get("results") or {}).get("total_samples")
+        if isinstance(total, int):
+            return total
+        dataset = self.spec.get("dataset") or {}
+        config = self.spec.get("config") or {}
+        n, epochs = dataset.get("samples"), config.get("epochs") or 1
+        if isinstance(config.get("sample_id"), list):
+            n = len(config["sample_id"])
+        elif isinstance(config.get("sample_id"), str | int):
+            n = 1
+        limit = config.get("limit")
+        if isinstance(limit, int) and isinstance(n, int):
+            n = min(n, limit)
+        elif isinstance(limit, list) and len(limit) == 2 and isinstance(n, int):
+            n = min(n, int(limit[1]) - int(limit[0]))
+        return int(n) * int(epochs) if isinstance(n, int) and isinstance(epochs, int) else None
+
+    def pins(self) -> dict[str, Any]:
+        spec = self.spec
+        plan = self.header.get("plan") or {}
+        steps = [s.get("solver") for s in plan.get("steps", []) if isinstance(s, dict)]
+        return {
+            "model": self.model,
+            "model_args": spec.get("model_args") or {},
+            "generate_config": spec.get("model_generate_config") or {},
+            "task": self.task,
+            "task_version": spec.get("task_version"),
+            "task_file": spec.get("task_file"),
+            "task_args": spec.get("task_args") or {},
+            "revision": spec.get("revision") or {},
+            "packages": spec.get("packages") or {},
+            "plan.steps": steps,
+            "plan.config": plan.get("config") or {},
+            "config": spec.get("config") or {},
+            "dataset": {k: v for k, v in (spec.get("dataset") or {}).items() if k != "sample_ids"},
+            "scorers": [s.get("name") for s in spec.get("scorers") or [] if isinstance(s, dict)],
+        }
+
+    def reported(self, arm: str, prefix_task: bool) -> dict[str, dict[str, float]]:
+        """What Inspect reported in the header: per score name, each metric's value."""
+        results = self.header.get("results") or {}
+        out: dict[str, float] = {}
+        for score in results.get("scores") or []:
+            name = score.get("name")
+            scorer = score.get("scorer") or name
+            column = name if name == scorer else f"{scorer}.{name}"
+            for metric, value in (score.get("metrics") or {}).items():
+                number = value.get("value") if isinstance(value, dict) else None
+                if isinstance(number, int | float):
+                    out[f"{column}.{metric}"] = float(number)
+        for key in ("total_samples", "completed_samples"):
+            if isinstance(results.get(key), int):
+                out[key] = float(results[key])
+        label = f"{arm} ({self.task})" if prefix_task else arm
+        return {label: out} if out else {}
+
+
+def _json_header(path: Path) -> dict[str, Any]:
+    """The keys of a ``.json`` log before its samples, streamed (the samples are not built)."""
+    import ijson
+
+    header: dict[str, Any] = {}
+    key: str | None = None
+    builder: Any = None
+    try:
+        with path.open("rb") as fh:
+            for prefix, event, value in ijson.parse(fh, use_float=True):
+                if prefix == "" and event in ("map_key", "end_map"):
+                    if builder is not None and key is not None:
+                        header[key] = builder.value
+                    builder = None
+                    if event == "end_map" or value == "samples":
+                        break
+                    key, builder = str(value), ijson.ObjectBuilder()
+                elif builder is not None:
+                    builder.event(event, value)
+    except ijson.JSONError as exc:
+        raise UnreadableFileError(
+            f"is not valid JSON ({first_line(exc)}); truncated?", Location(str(path))
+        ) from None
+    return {k: v for k, v in header.items() if k in _HEADER_KEYS}
+
+
+class _SampleRows:
+    """Turns one log's samples into attempt rows."""
+
+    def __init__(
+        self,
+        log: _Log,
+        arm: str,
+        prefix: str,
+        case_key: str | None,
+        builder: ReportBuilder,
+        writer: RowWriter,
+    ) -> None:
+        self.log, self.arm, self.prefix = log, arm, prefix
+        self.case_key = case_key
+        self.builder, self.writer = builder, writer
+        self.first_metric: str | None = None
+        self.seen: set[tuple[str, int]] = set()
+        self.order = [s.get("name") for s in log.spec.get("scorers") or [] if isinstance(s, dict)]
+        if case_key is not None and case_key != "id" and not case_key.startswith("metadata."):
+            raise UsageError(
+                f"--case-key for Inspect logs is id or metadata.FIELD, not {case_key!r}"
+            )
+
+    def run(self) -> None:
+        seen = 0
+        for where, sample in self.log.samples():
+            self.writer.add(self._row(where, sample))
+            seen += 1
+        expected = self.log.expected()
+        if self.log.status != "success":
+            self.builder.issue(
+                "log_status",
+                f"logs whose run did not finish (status {self.log.status!r}); their samples "
+                "are read as they stand",
+                self.log.path.name,
+            )
+        if expected is not None and seen < expected:
+            self.builder.issue(
+                "missing_samples",
+                "samples the log's dataset and epochs promise but the log does not hold",
+                f"{self.log.path.name}: {seen} of {expected}",
+                count=expected - seen,
+            )
+
+    def _case_id(self, sample: dict[str, Any], where: str) -> str:
+        if self.case_key and self.case_key.startswith("metadata."):
+            value: Any = sample.get("metadata") or {}
+            for part in self.case_key.split(".")[1:]:
+                value = value.get(part) if isinstance(value, dict) else None
+            if value is None or str(value).strip() == "":
+                raise BadValueError(
+                    f"sample has no {self.case_key} (--case-key)",
+                    Location(f"{self.log.path} ({where})", None, self.case_key),
+                )
+            return self.prefix + str(value)
+        sid = sample.get("id")
+        if sid is None or str(sid).strip() == "":
+            raise BadValueError(
+                "sample has no id", Location(f"{self.log.path} ({where})", None, "id")
+            )
+        return self.prefix + str(sid)
+
+    def _row(self, where: str, sample: dict[str, Any]) -> dict[str, Any]:
+        epoch = sample.get("epoch")
+        if not isinstance(epoch, int) or isinstance(epoch, bool) or epoch < 1:
+            raise BadValueError(
+                "epoch is not a positive integer",
+                Location(f"{self.log.path} ({where})", None, "epoch", epoch),
+            )
+        case_id = self._case_id(sample, where)
+        if (case_id, epoch) in self.seen:
+            raise BadValueError(
+                f"two samples have case id {case_id!r} in epoch {epoch}"
+                + (f" (--case-key {self.case_key} must name a field unique per sample)"
+                   if self.case_key else ""),
+                Location(f"{self.log.path} ({where})", None, self.case_key or "id", case_id),
+            )  # fmt: skip
+        self.seen.add((case_id, epoch))
+        row: dict[str, Any] = {
+            "case_id": case_id,
+            "arm": self.arm,
+            "repeat": epoch - 1,
+            "epoch": epoch,
+            "task": self.log.task,
+            "_where": f"sample {sample.get('id')!r} epoch {epoch}, {where}",
+        }
+        label = f"{case_id} epoch {epoch}"
+        self._scores(sample.get("scores") or {}, row, label)
+        _metadata(sample.get("metadata"), row)
+        output = sample.get("output") or {}
+        if isinstance(output, dict) and isinstance(output.get("completion"), str):
+            row["output"] = output["completion"]
+        _usage(sample.get("model_usage"), row)
+        if isinstance(sample.get("total_time"), int | float):
+            row["latency_ms"] = float(sample["total_time"]) * 1000.0
+        limit = sample.get("limit")
+        if isinstance(limit, dict) and limit.get("type"):
+            row["limit"] = str(limit["type"])
+            self.builder.issue(
+                f"limit_{limit['type']}",
+                f"samples that hit a limit ({limit['type']}): kept, scored as Inspect scored them",
+                label,
+                note=True,
+            )
+        error = sample.get("error")
+        if isinstance(error, dict) and error.get("message"):
+            message = str(error["message"])
+            row["error"] = message.splitlines()[0][:500]
+            cancelled = message.startswith("CancelledError")
+            self.builder.issue(
+                "cancelled_sample" if cancelled else "errored_sample",
+                ("cancelled samples" if cancelled else "errored samples")
+                + " (no score: left out of the rates, as Inspect leaves them out)",
+                label,
+            )
+        return row
+
+    def _scores(self, scores: Mapping[str, Any], row: dict[str, Any], label: str) -> None:
+        order = [str(n) for n in self.order if n is not None]
+        names = [n for n in order if n in scores] + [n for n in scores if n not in order]
+        for name in names:
+            score = scores[name]
+            value = score.get("value") if isinstance(score, dict) else score
+            if isinstance(value, dict):
+                for key, item in value.items():
+                    self._metric(f"{name}.{key}", item, row, label)
+            else:
+                self._metric(str(name), value, row, label)
+
+    def _metric(self, column: str, value: Any, row: dict[str, Any], label: str) -> None:
+        self.writer.metric(column)
+        self.first_metric = self.first_metric or column
+        number, ok = score_value(value)
+        if not ok:
+            self.builder.issue(
+                "unknown_score_value",
+                "score values that are not C/P/I/N, a number or yes/no (left unscored)",
+                f"{label} {column}={str(value)[:40]!r}",
+            )
+        row[column] = number
+
+
+def _metadata(metadata: Any, row: dict[str, Any], prefix: str = "metadata.") -> None:
+    if not isinstance(metadata, dict):
+        return
+    for key, value in metadata.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            _metadata(value, row, f"{name}.")
+        else:
+            row[name] = scalar_text(value)
+
+
+def _usage(usage: Any, row: dict[str, Any]) -> None:
+    if not isinstance(usage, dict) or not usage:
+        return
+    totals = {"input_tokens": 0, "output_tokens": 0}
+    cost = 0.0
+    has_cost = False
+    for item in usage.values():
+        if not isinstance(item, dict):
+            continue
+        for key in totals:
+            if isinstance(item.get(key), int):
+                totals[key] += int(item[key])
+        if isinstance(item.get("total_cost"), int | float):
+            cost += float(item["total_cost"])
+            has_cost = True
+    row.update(totals)
+    if has_cost:
+        row["cost_usd"] = cost

@@ -1,0 +1,122 @@
+"""The row seam: one registry of readers, recognized by content; nothing reads around it."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from evaldelta.compare import compare
+from evaldelta.sources import Source, detect, format_names, parse_source, readers
+
+from ..conftest import ROOT, one_line_error
+from .helpers import LOGS
+
+GOOD = "id,model,correct,slice\nc1,a,1,s\nc2,a,0,s\nc1,b,1,s\nc2,b,1,s\n"
+
+
+def test_every_reader_declares_itself() -> None:
+    names = {r.name for r in readers()}
+    assert {"tidy", "store", "inspect", "lmeval", "promptfoo"} <= names
+    assert {"csv", "jsonl", "parquet", "lm-eval"} <= format_names()
+    for reader in readers():
+        assert reader.title and reader.name.islower()
+
+
+def test_rows_are_read_only_through_the_seam() -> None:
+    """No module outside sources/ scans a file or connects a backend of its own."""
+    scans = {"read_csv", "read_json", "read_parquet", "read_csv_auto"}
+    offenders = []
+    for path in sorted((ROOT / "src" / "evaldelta").rglob("*.py")):
+        rel = path.relative_to(ROOT / "src" / "evaldelta").as_posix()
+        if rel.startswith("sources/"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr in scans:
+                offenders.append(f"{rel}: .{node.attr}")
+            if isinstance(node, ast.Attribute) and node.attr == "connect":
+                base = node.value
+                if isinstance(base, ast.Name) and base.id == "duckdb" and rel != "store.py":
+                    offenders.append(f"{rel}: duckdb.connect")
+                if isinstance(base, ast.Attribute) and base.attr == "duckdb":
+                    offenders.append(f"{rel}: ibis.duckdb.connect")
+    assert offenders == []
+
+
+def test_columns_map_a_files_own_names(run_cli, write) -> None:  # type: ignore[no-untyped-def]
+    path = write("theirs.csv", GOOD)
+    res = run_cli(
+        "compare", path, "--columns", "case_id=id,arm=model", "--columns", "score=correct"
+    )
+    assert res.code == 0, res.err
+    assert "2 pairs" in res.out
+
+
+def test_a_missing_column_with_a_close_name_says_did_you_mean(run_cli, write) -> None:  # type: ignore[no-untyped-def]
+    path = write("theirs.csv", GOOD)
+    one_line_error(run_cli("compare", path), str(path), "'case_id'", "did you mean 'id'",
+                   "--columns case_id=id")  # fmt: skip
+
+
+@pytest.mark.parametrize(("sep", "word"), [(";", "semicolon"), ("\t", "tab")])
+def test_a_header_in_another_dialect_says_so(run_cli, write, sep: str, word: str) -> None:  # type: ignore[no-untyped-def]
+    path = write("semi.csv", GOOD.replace(",", sep))
+    one_line_error(run_cli("compare", path), str(path), f"{word}-separated")
+
+
+def test_format_prefix_and_content_detection(tmp_path: Path, write) -> None:  # type: ignore[no-untyped-def]
+    path = write("rows.txt", "case_id,arm,score\nc1,a,1\nc1,b,0\n")
+    assert parse_source(f"csv:{path}") == Source(path, format="csv")
+    assert parse_source(str(path)) == Source(path)
+    assert detect(path) == "tidy"
+    result = compare([f"csv:{path}"])
+    assert result.arms_present == ("a", "b")
+
+
+def test_an_unknown_format_prefix_is_one_line(run_cli) -> None:  # type: ignore[no-untyped-def]
+    one_line_error(run_cli("compare", "nosuch:rows.csv"), "unknown format 'nosuch'", "inspect")
+
+
+def test_import_keeps_pins_and_reports_in_parquet(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    logs = sorted((LOGS / "inspect" / "v0.3.285" / "eval").glob("*.eval"))
+    out = tmp_path / "rows.parquet"
+    res = run_cli("import", "inspect", *logs, "-o", out)
+    assert res.code == 0, res.err
+    assert "errored samples" in res.out and "wrote 72 rows" in res.out
+    direct = compare(logs)
+    again = compare([out])
+    assert again.pins == direct.pins and again.pins
+    assert [r.to_jsonable() for r in again.imports] == [r.to_jsonable() for r in direct.imports]
+    d, a = (
+        direct.metrics[0].slicings[0].pairs[0].overall,
+        again.metrics[0].slicings[0].pairs[0].overall,
+    )
+    assert d.paired is not None and a.paired is not None
+    assert a.paired.estimate == d.paired.estimate and a.n_pairs == d.n_pairs
+    columns = pq.read_schema(out).names
+    assert columns[:3] == ["case_id", "arm", "repeat"] and "_where" not in columns
+
+
+def test_import_auto_to_csv_and_json_report(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    out = tmp_path / "rows.csv"
+    res = run_cli("import", "auto", LOGS / "promptfoo" / "v0.121.20" / "results.json", "-o", out,
+                  "--format", "json")  # fmt: skip
+    assert res.code == 0, res.err
+    doc = json.loads(res.out)
+    assert doc["rows"] == 64 and doc["imports"][0]["format"] == "promptfoo"
+    assert out.read_text().startswith("case_id,arm,repeat,")
+
+
+def test_import_refuses_overlapping_logs_of_one_arm(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    (log, _) = sorted((LOGS / "inspect" / "v0.3.285" / "eval").glob("*.eval"))
+    res = run_cli("import", "inspect", log, log, "-o", tmp_path / "o.parquet")
+    one_line_error(res, "two logs of the same arm overlap", "--arm NAME=PATH")
+
+
+def test_import_needs_an_output_and_a_known_format(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    one_line_error(run_cli("import", "nosuch", "x", "-o", tmp_path / "o.parquet"), "unknown format")
+    one_line_error(run_cli("import", "auto", "x"), "-o OUT")
