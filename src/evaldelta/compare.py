@@ -5,6 +5,7 @@ This is the library's main entry point: ``compare(["runs.parquet"], baseline="v1
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -114,13 +115,14 @@ def compare(
         raise UsageError(f"confidence must lie strictly between 0 and 1, not {confidence}")
     if not by:
         by = ("slice",)
+    options = dataclasses.replace(read_options or ReadOptions(), outputs_on_demand=True)
     tables = read_sources(
         _sources(files),
         slice_columns=tuple(by),
         metrics=tuple(metrics) if metrics else None,
         critical_column=critical.column if critical else None,
         critical_tag=critical.tag if critical else None,
-        options=read_options,
+        options=options,
     )
     metrics = tables.metrics
     validate(tables, scale)

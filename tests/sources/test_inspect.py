@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from evaldelta.compare import compare
-from evaldelta.sources import Source, detect, import_rows, open_sources
+from evaldelta.sources import ReadOptions, Source, detect, import_rows, open_sources
 from evaldelta.sources.importers._zip import SafeZip
 
 from ..conftest import one_line_error
@@ -233,7 +233,40 @@ def test_a_damaged_member_is_one_line(tmp_path: Path, run_cli) -> None:  # type:
     start = info.header_offset + 30 + len(info.filename) + len(info.extra) + 10
     data[start : start + 8] = b"\x00" * 8  # corrupt the zstd frame in place
     bad.write_bytes(bytes(data))
-    one_line_error(run_cli("compare", bad, bad), str(bad), "samples/q01_epoch_1.json")
+    # import reads every sample (compare reads the summaries and fetches only listed outputs)
+    res = run_cli("import", "inspect", bad, "-o", tmp_path / "o.parquet")
+    one_line_error(res, str(bad), "samples/q01_epoch_1.json")
+
+
+def test_compare_reads_the_summaries_and_fetches_only_listed_outputs(tmp_path: Path) -> None:
+    logs = files_in(LOGS / "inspect" / "v0.3.285" / "eval", ".eval")
+    _, (opened,) = open_sources([Source(logs[0])], ReadOptions(outputs_on_demand=True))
+    assert "output" not in opened.table.columns and opened.fetch_outputs is not None
+    fetched = opened.fetch_outputs(["q01", "q02"], ["mockllm/model-a"], 4000)
+    _, (full,) = open_sources([Source(logs[0])])
+    rows = full.table.filter(full.table.repeat == 0).to_pyarrow().to_pylist()
+    wanted = ("q01", "q02")
+    expected = {(r["case_id"], r["arm"]): r["output"] for r in rows if r["case_id"] in wanted}
+    assert fetched == expected
+    # the summaries give the same rows as the samples themselves
+    keep = ["case_id", "repeat", "match", "closeness", "graded", "metadata.category", "error"]
+    lazy = opened.table.select(*keep).order_by(["case_id", "repeat"]).to_pyarrow().to_pylist()
+    eager = full.table.select(*keep).order_by(["case_id", "repeat"]).to_pyarrow().to_pylist()
+    assert lazy == eager
+    result = compare(logs)
+    pair = result.metrics[0].slicings[0].pairs[0]
+    _, opened_all = open_sources([Source(p) for p in logs])
+    first = {}
+    for item in opened_all:
+        t = item.table
+        for r in (
+            t.filter(t.repeat == 0).select("case_id", "arm", "output").to_pyarrow().to_pylist()
+        ):
+            first[(r["case_id"], r["arm"])] = r["output"]
+    assert pair.discordant
+    for moved in pair.discordant:  # each listed case shows its epoch-1 output, fetched on demand
+        assert moved.baseline_output == first[(moved.case_id, pair.baseline)]
+        assert moved.candidate_output == first[(moved.case_id, pair.candidate)]
 
 
 def test_a_zip_bomb_is_refused(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]

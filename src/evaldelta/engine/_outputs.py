@@ -22,8 +22,9 @@ def case_outputs(
 ) -> dict[tuple[str, str], str]:
     """Map ``(case_id, arm)`` to that arm's output on the case (its lowest repeat).
 
-    Sources without an ``output`` column contribute nothing; an empty result means no
-    source stores outputs. Texts longer than ``max_chars`` are cut and end in ``[...]``.
+    Sources without an ``output`` column contribute nothing, unless their reader fetches
+    outputs on demand (an Inspect log read from its sample summaries); an empty result means
+    no source stores outputs. Texts longer than ``max_chars`` are cut and end in ``[...]``.
     """
     if not case_ids:
         return {}
@@ -32,6 +33,9 @@ def case_outputs(
     for opened in tables.opened:
         source, table = opened.source, opened.table
         if "output" not in table.columns:
+            if opened.fetch_outputs is not None:
+                for key, text in opened.fetch_outputs(wanted_ids, list(arms), max_chars).items():
+                    found.setdefault(key, (0, text))
             continue
         arm = ibis.literal(source.arm) if source.arm is not None else as_text(table.arm)
         repeat = (
@@ -54,10 +58,11 @@ def case_outputs(
             if row["output"] is None:
                 continue
             key = (str(row["case_id"]), str(row["arm"]))
-            text = str(row["output"])
-            if len(text) > max_chars:
-                text = text[:max_chars] + " [...]"
             rep = int(row["repeat"])
             if key not in found or rep < found[key][0]:
-                found[key] = (rep, text)
-    return {key: text for key, (_, text) in found.items()}
+                found[key] = (rep, str(row["output"]))
+    return {key: _cut(text, max_chars) for key, (_, text) in found.items()}
+
+
+def _cut(text: str, max_chars: int) -> str:
+    return text[:max_chars] + " [...]" if len(text) > max_chars else text

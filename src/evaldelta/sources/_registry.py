@@ -10,7 +10,7 @@ never by the file name alone, except for the tidy reader, which is the fallback.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Opened",
+    "OutputFetcher",
     "Reader",
     "detect",
     "format_names",
@@ -41,6 +42,8 @@ _MODULES = (
     "evaldelta.sources.importers.lmeval",
     "evaldelta.sources.tidy",
 )
+# (case ids, arms, max chars) -> {(case_id, arm): the output of its lowest repeat}
+OutputFetcher = Callable[[Sequence[str], Sequence[str], int], dict[tuple[str, str], str]]
 _READERS: dict[str, type[Reader]] = {}
 _ALIASES: dict[str, str] = {}
 HEAD_BYTES = 65536
@@ -55,7 +58,8 @@ class Opened:
     into a :class:`~evaldelta.errors.Location` (file, line or sample, field, value); it runs
     only after a check failed. ``pins`` maps each arm to its recorded configuration,
     ``reports`` say what an importer mapped and what it could not, ``default_metrics`` are
-    the score columns a comparison uses when none is named.
+    the score columns a comparison uses when none is named. ``fetch_outputs``, when the
+    table has no ``output`` column, fetches the outputs of a few (case, arm) pairs.
     """
 
     source: Source
@@ -65,6 +69,7 @@ class Opened:
     pins: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     reports: tuple[ImportReport, ...] = ()
     default_metrics: tuple[str, ...] = ("score",)
+    fetch_outputs: OutputFetcher | None = None
 
 
 class Reader:

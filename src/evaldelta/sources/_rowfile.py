@@ -97,13 +97,18 @@ class RowWriter:
         arrays = {}
         for column in columns:
             convert = self._convert(column)
-            values = [convert(r.get(column)) for r in self._batch]
-            if convert is _float:
-                arrays[column] = pa.array(values, type=pa.float64())
-            elif convert is _int:
-                arrays[column] = pa.array(values, type=pa.int64())
-            else:
-                arrays[column] = pa.array(values, type=pa.string())
+            kind = (
+                pa.float64()
+                if convert is _float
+                else pa.int64()
+                if convert is _int
+                else pa.string()
+            )
+            values = [r.get(column) for r in self._batch]
+            try:  # most values already have the column's type: Arrow takes them as they are
+                arrays[column] = pa.array(values, type=kind)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
+                arrays[column] = pa.array([convert(v) for v in values], type=kind)
         part = self.folder / f"part-{len(self.parts):05d}.parquet"
         pq.write_table(pa.table(arrays), str(part), compression="zstd")
         self.parts.append(part)

@@ -26,13 +26,17 @@ class ReadOptions:
     ``columns`` maps our column names to a tidy file's own (``case_id -> id``); ``case_key``
     names the field a case id comes from in an imported log (``doc.id``, ``vars.question``);
     ``filter`` picks lm-evaluation-harness's filter; ``strict`` turns everything an importer
-    could not map (or had to decide) into an error.
+    could not map (or had to decide) into an error. ``outputs_on_demand`` lets an importer
+    leave the ``output`` column out and fetch the few outputs a comparison lists when asked
+    (:attr:`Opened.fetch_outputs`): ``compare`` needs a handful, ``import`` and ``score``
+    need every one.
     """
 
     columns: Mapping[str, str] = field(default_factory=dict)
     case_key: str | None = None
     filter: str | None = None
     strict: bool = False
+    outputs_on_demand: bool = False
 
     def given(self) -> set[str]:
         """The names of the options that were set."""

@@ -20,7 +20,7 @@ import os
 import struct
 import zipfile
 import zlib
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import IO, Any
 
 from evaldelta.errors import Location, UnreadableFileError
@@ -37,29 +37,38 @@ _LOCAL = struct.Struct("<4s5H3L2H")
 class SafeZip:
     """A zip archive opened for bounded reads of its members."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, members: dict[str, zipfile.ZipInfo] | None = None) -> None:
+        """Open ``path``; ``members`` from an earlier open skip reading the directory again."""
         self.path = path
+        self._fh: IO[bytes] | None = None
+        self._dctx: Any = None
+        self.members: dict[str, zipfile.ZipInfo] = {}
+        if members is not None:
+            self.members = members
+            return
         try:
-            self._zip = zipfile.ZipFile(path)
+            directory = zipfile.ZipFile(path)
         except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
             raise UnreadableFileError(
                 "is not a readable zip archive: truncated, or still being written "
                 f"(its central directory is missing or damaged: {exc})",
                 Location(str(path)),
             ) from exc
-        self._fh: IO[bytes] | None = None
-        self._dctx: Any = None
-        self.members: dict[str, zipfile.ZipInfo] = {}
-        for info in self._zip.infolist():  # a repeated name: the last entry wins
-            self._check_name(info.filename)
-            self.members[info.filename] = info
+        with directory:  # only the central directory is read through zipfile
+            for info in directory.infolist():  # a repeated name: the last entry wins
+                self._check_name(info.filename)
+                self.members[info.filename] = info
 
     def _fail(self, message: str, member: str) -> UnreadableFileError:
         return UnreadableFileError(f"member {member!r}: {message}", Location(str(self.path)))
 
     def _check_name(self, name: str) -> None:
-        pure = PurePosixPath(name.replace("\\", "/"))
-        if pure.is_absolute() or ".." in pure.parts or (len(name) > 1 and name[1] == ":"):
+        text = name.replace("\\", "/")
+        if (
+            text.startswith("/")
+            or (len(text) > 1 and text[1] == ":")
+            or (".." in text and ".." in text.split("/"))
+        ):
             raise self._fail("an absolute or climbing path; not a log a tool wrote", name)
 
     def names(self) -> list[str]:
@@ -73,7 +82,7 @@ class SafeZip:
         """Release the file handles."""
         if self._fh is not None:
             self._fh.close()
-        self._zip.close()
+            self._fh = None
 
     def __enter__(self) -> SafeZip:
         return self
@@ -102,20 +111,25 @@ class SafeZip:
             )
         if info.compress_type == _ZSTD:
             data = self._read_zstd(info)
-        elif info.compress_type in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-            data = self._read_builtin(info)
+        elif info.compress_type == zipfile.ZIP_DEFLATED:
+            data = self._read_deflate(info)
+        elif info.compress_type == zipfile.ZIP_STORED:
+            data = self._raw(info)
         else:
             raise self._fail(f"uses compression method {info.compress_type}, not supported", name)
         if len(data) != info.file_size or zlib.crc32(data) != info.CRC:
             raise self._fail("is damaged (size or CRC-32 does not match); truncated?", name)
         return data
 
-    def _read_builtin(self, info: zipfile.ZipInfo) -> bytes:
+    def _read_deflate(self, info: zipfile.ZipInfo) -> bytes:
+        raw = self._raw(info)
         try:
-            with self._zip.open(info) as fh:
-                data = fh.read(MAX_MEMBER + 1)
-        except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError) as exc:
-            raise self._fail(f"cannot be read ({exc}); truncated?", info.filename) from exc
+            inflater = zlib.decompressobj(-zlib.MAX_WBITS)  # raw DEFLATE, as zip stores it
+            data = inflater.decompress(raw, MAX_MEMBER + 1)
+        except zlib.error as exc:
+            raise self._fail(
+                f"is not valid DEFLATE data ({exc}); truncated?", info.filename
+            ) from exc
         if len(data) > MAX_MEMBER:
             raise self._fail(f"expands past the limit of {MAX_MEMBER:,} bytes", info.filename)
         return data

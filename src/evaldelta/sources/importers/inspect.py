@@ -28,8 +28,9 @@ Members are read one at a time (:class:`~evaldelta.sources.importers._zip.SafeZi
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,8 @@ def score_value(value: Any) -> tuple[float | None, bool]:
     ``no``/``false`` 0; other text is a number or cannot be mapped (Inspect warns and counts
     it 0; we keep it unscored and report it). ``None`` is unscored.
     """
+    if isinstance(value, str) and value in _LETTERS:
+        return _LETTERS[value], True
     if value is None:
         return None, True
     if isinstance(value, bool):
@@ -67,8 +70,6 @@ def score_value(value: Any) -> tuple[float | None, bool]:
     if isinstance(value, int | float):
         return float(value), True
     if isinstance(value, str):
-        if value in _LETTERS:
-            return _LETTERS[value], True
         text = value.strip().lower()
         if text in _WORDS:
             return _WORDS[text], True
@@ -137,6 +138,7 @@ class InspectReader(Reader):
         pins: dict[str, dict[str, Any]] = {}
         first_scorer: str | None = None
         versions = set()
+        lazy: dict[str, list[_Lazy]] = {}
         try:
             for log in opened_logs:
                 arm = source.arm or log.model
@@ -144,7 +146,10 @@ class InspectReader(Reader):
                 versions.add(log.version)
                 prefix = f"{log.task}/" if len(tasks) > 1 else ""
                 reader = _SampleRows(log, arm, prefix, options.case_key, builder, writer)
-                reader.run()
+                if reader.run(options.outputs_on_demand) and log.zip is not None:
+                    lazy.setdefault(arm, []).append(
+                        _Lazy(log.path, log.zip.members, log.members(), reader.first_epoch)
+                    )
                 first_scorer = first_scorer or reader.first_metric
                 builder.reported.update(log.reported(arm, len(opened_logs) > 1))
         finally:
@@ -153,9 +158,50 @@ class InspectReader(Reader):
         builder.tool_version = ", ".join(sorted(v for v in versions if v)) or None
         builder.mapped.extend(_MAPPED)
         defaults = (first_scorer,) if first_scorer else tuple(writer.metrics)[:1]
-        return imported(
+        opened = imported(
             source, con, writer, builder, pins=pins, default_metrics=defaults or ("score",)
         )
+        if not lazy:
+            return opened
+        return dataclasses.replace(opened, fetch_outputs=_Fetcher(lazy))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Lazy:
+    """What fetching one log's outputs later needs: its zip directory and its cases."""
+
+    path: Path
+    members: dict[str, Any]  # member name -> ZipInfo, read once when the log was opened
+    samples: dict[tuple[str, int], str]  # (sample id, epoch) -> member name
+    first_epoch: dict[str, tuple[str, int]]  # case id -> (sample id, its lowest epoch)
+
+
+class _Fetcher:
+    """Outputs of a few listed cases, read from their sample members when asked."""
+
+    def __init__(self, logs: dict[str, list[_Lazy]]) -> None:
+        self.logs = logs
+
+    def __call__(
+        self, case_ids: Sequence[str], arms: Sequence[str], max_chars: int
+    ) -> dict[tuple[str, str], str]:
+        out: dict[tuple[str, str], str] = {}
+        for arm in arms:
+            for lazy in self.logs.get(arm, []):
+                wanted = [(c, lazy.first_epoch[c]) for c in case_ids if c in lazy.first_epoch]
+                if not wanted:
+                    continue
+                with SafeZip(lazy.path, lazy.members) as zf:
+                    for case_id, key in wanted:
+                        member = lazy.samples.get(key)
+                        if member is None:
+                            continue
+                        sample = loads(zf.read(member), f"{lazy.path} ({member})")
+                        output = sample.get("output") if isinstance(sample, dict) else None
+                        text = output.get("completion") if isinstance(output, dict) else None
+                        if isinstance(text, str):
+                            out.setdefault((case_id, arm), text[: max_chars + 1])
+        return out
 
 
 _MAPPED = (
@@ -203,6 +249,7 @@ class _Log:
                 Location(str(path)),
             )
         self.spec: dict[str, Any] = spec
+        self._members: dict[tuple[str, int], str] | None = None
         self.model = str(spec["model"])
         self.task = str(spec["task"])
         self.created = str(spec.get("created") or "")
@@ -259,6 +306,37 @@ class _Log:
                 loaded = loads(self.zip.read(meta), f"{self.path} ({meta})")
                 sample["metadata"] = loaded if isinstance(loaded, dict) else {}
             yield member, sample
+
+    def summaries(self) -> list[dict[str, Any]] | None:
+        """The log's sample summaries, when they cover every sample member; else None.
+
+        Inspect writes ``summaries.json`` beside the samples: each sample's id, epoch,
+        scores, metadata, usage, time, error and limit, without its messages, events or
+        output. Reading it instead of every sample is what makes a large log fast; the
+        outputs are then fetched for the few cases a comparison lists.
+        """
+        if self.zip is None or "summaries.json" not in self.zip:
+            return None
+        loaded = loads(self.zip.read("summaries.json"), f"{self.path} (summaries.json)")
+        if not isinstance(loaded, list) or len(loaded) != len(self.members()):
+            return None
+        if not all(isinstance(s, dict) and "id" in s and "epoch" in s for s in loaded):
+            return None
+        return loaded
+
+    def members(self) -> dict[tuple[str, int], str]:
+        """(sample id, epoch) -> the member holding that sample, flat or chunked."""
+        if self._members is None:
+            out: dict[tuple[str, int], str] = {}
+            for member in self.zip.names() if self.zip is not None else []:
+                match = _FLAT.match(member) or _CHUNKED.match(member)
+                if match is None or "/" in match.group("stem"):
+                    continue
+                sid, sep, epoch = match.group("stem").rpartition("_epoch_")
+                if sep and epoch.isdigit():
+                    out.setdefault((sid, int(epoch)), member)
+            self._members = out
+        return self._members
 
     def _member(self, member: str) -> dict[str, Any]:
         if self.zip is None:  # pragma: no cover - only zips have members
@@ -372,15 +450,30 @@ class _SampleRows:
         self.builder, self.writer = builder, writer
         self.first_metric: str | None = None
         self.seen: set[tuple[str, int]] = set()
-        self.order = [s.get("name") for s in log.spec.get("scorers") or [] if isinstance(s, dict)]
+        self.first_epoch: dict[str, tuple[str, int]] = {}
+        self.order = [
+            str(s["name"])
+            for s in log.spec.get("scorers") or []
+            if isinstance(s, dict) and s.get("name")
+        ]
+        self.ordered = set(self.order)
+        self.columns: set[str] = set()
         if case_key is not None and case_key != "id" and not case_key.startswith("metadata."):
             raise UsageError(
                 f"--case-key for Inspect logs is id or metadata.FIELD, not {case_key!r}"
             )
 
-    def run(self) -> None:
+    def run(self, on_demand: bool) -> bool:
+        """Write the log's rows; True when they came from the summaries (no outputs)."""
         seen = 0
-        for where, sample in self.log.samples():
+        summaries = self.log.summaries() if on_demand else None
+        if summaries is not None:
+            rows: Iterator[tuple[str, dict[str, Any]]] = (
+                (f"summaries.json[{i}]", s) for i, s in enumerate(summaries)
+            )
+        else:
+            rows = self.log.samples()
+        for where, sample in rows:
             self.writer.add(self._row(where, sample))
             seen += 1
         expected = self.log.expected()
@@ -398,6 +491,7 @@ class _SampleRows:
                 f"{self.log.path.name}: {seen} of {expected}",
                 count=expected - seen,
             )
+        return summaries is not None
 
     def _case_id(self, sample: dict[str, Any], where: str) -> str:
         if self.case_key and self.case_key.startswith("metadata."):
@@ -433,6 +527,9 @@ class _SampleRows:
                 Location(f"{self.log.path} ({where})", None, self.case_key or "id", case_id),
             )  # fmt: skip
         self.seen.add((case_id, epoch))
+        first = self.first_epoch.get(case_id)
+        if first is None or epoch < first[1]:
+            self.first_epoch[case_id] = (str(sample.get("id")), epoch)
         row: dict[str, Any] = {
             "case_id": case_id,
             "arm": self.arm,
@@ -441,8 +538,10 @@ class _SampleRows:
             "task": self.log.task,
             "_where": f"sample {sample.get('id')!r} epoch {epoch}, {where}",
         }
+        scores = sample.get("scores")
+        if scores:
+            self._scores(scores, row, case_id, epoch)
         label = f"{case_id} epoch {epoch}"
-        self._scores(sample.get("scores") or {}, row, label)
         _metadata(sample.get("metadata"), row)
         output = sample.get("output") or {}
         if isinstance(output, dict) and isinstance(output.get("completion"), str):
@@ -451,8 +550,10 @@ class _SampleRows:
         if isinstance(sample.get("total_time"), int | float):
             row["latency_ms"] = float(sample["total_time"]) * 1000.0
         limit = sample.get("limit")
-        if isinstance(limit, dict) and limit.get("type"):
-            row["limit"] = str(limit["type"])
+        kind = limit.get("type") if isinstance(limit, dict) else limit  # a summary: the type
+        if isinstance(kind, str) and kind:
+            limit = {"type": kind}
+            row["limit"] = kind
             self.builder.issue(
                 f"limit_{limit['type']}",
                 f"samples that hit a limit ({limit['type']}): kept, scored as Inspect scored them",
@@ -460,9 +561,9 @@ class _SampleRows:
                 note=True,
             )
         error = sample.get("error")
-        if isinstance(error, dict) and error.get("message"):
-            message = str(error["message"])
-            row["error"] = message.splitlines()[0][:500]
+        message = error.get("message") if isinstance(error, dict) else error  # summary: text
+        if isinstance(message, str) and message:
+            row["error"] = (message.splitlines() or [message])[0][:500]
             cancelled = message.startswith("CancelledError")
             self.builder.issue(
                 "cancelled_sample" if cancelled else "errored_sample",
@@ -472,27 +573,36 @@ class _SampleRows:
             )
         return row
 
-    def _scores(self, scores: Mapping[str, Any], row: dict[str, Any], label: str) -> None:
-        order = [str(n) for n in self.order if n is not None]
-        names = [n for n in order if n in scores] + [n for n in scores if n not in order]
-        for name in names:
-            score = scores[name]
-            value = score.get("value") if isinstance(score, dict) else score
-            if isinstance(value, dict):
-                for key, item in value.items():
-                    self._metric(f"{name}.{key}", item, row, label)
-            else:
-                self._metric(str(name), value, row, label)
+    def _scores(
+        self, scores: Mapping[str, Any], row: dict[str, Any], case: str, epoch: int
+    ) -> None:
+        """One column per scorer (in the header's order), one per key of a dict value."""
+        for name in self.order:
+            if name in scores:
+                self._score(name, scores[name], row, case, epoch)
+        for name in scores:
+            if name not in self.ordered:
+                self._score(str(name), scores[name], row, case, epoch)
 
-    def _metric(self, column: str, value: Any, row: dict[str, Any], label: str) -> None:
-        self.writer.metric(column)
-        self.first_metric = self.first_metric or column
+    def _score(self, name: str, score: Any, row: dict[str, Any], case: str, epoch: int) -> None:
+        value = score.get("value") if isinstance(score, dict) else score
+        if isinstance(value, dict):
+            for key, item in value.items():
+                self._metric(f"{name}.{key}", item, row, case, epoch)
+        else:
+            self._metric(name, value, row, case, epoch)
+
+    def _metric(self, column: str, value: Any, row: dict[str, Any], case: str, epoch: int) -> None:
+        if column not in self.columns:
+            self.columns.add(column)
+            self.writer.metric(column)
+            self.first_metric = self.first_metric or column
         number, ok = score_value(value)
         if not ok:
             self.builder.issue(
                 "unknown_score_value",
                 "score values that are not C/P/I/N, a number or yes/no (left unscored)",
-                f"{label} {column}={str(value)[:40]!r}",
+                f"{case} epoch {epoch} {column}={str(value)[:40]!r}",
             )
         row[column] = number
 
