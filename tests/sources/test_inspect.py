@@ -290,3 +290,25 @@ def test_a_zip_that_is_not_a_log(tmp_path: Path, run_cli) -> None:  # type: igno
     with zipfile.ZipFile(bad, "w") as zf:
         zf.writestr("_journal/start.json", json.dumps({"version": 2}))
     one_line_error(run_cli("compare", bad, bad), str(bad), "eval spec")
+
+
+def test_samples_the_summaries_do_not_cover_are_read_in_full(tmp_path: Path) -> None:
+    """A log whose summaries lag behind its samples still gives Inspect's own rates."""
+    logs = files_in(LOGS / "inspect" / "v0.3.160" / "eval", ".eval")
+    entries = _entries("v0.3.160", "eval")
+    lagging = tmp_path / logs[0].name
+    with (
+        zipfile.ZipFile(logs[0]) as src,
+        zipfile.ZipFile(lagging, "w", zipfile.ZIP_DEFLATED) as dst,
+    ):
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename == "summaries.json":
+                data = json.dumps(json.loads(data)[:10]).encode()
+            dst.writestr(info.filename, data)
+    result = compare([lagging, logs[1]], metrics=["match"])
+    for entry in entries:
+        score = entry["scores"][0]
+        ours = arm_slice(result, "match", entry["model"])
+        assert ours.estimate.estimate == pytest.approx(score["metrics"]["accuracy"])
+        assert ours.attempts == entry["total_samples"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from evaldelta.errors import Location, UnreadableFileError
 
@@ -33,17 +33,24 @@ def loads(data: bytes | str, where: str, what: str = "JSON") -> Any:
             ) from None
 
 
-def iter_items(path: Path, prefix: str) -> Iterator[Any]:
-    """The items at ``prefix`` of a large JSON file, one at a time (ijson's C parser)."""
+def iter_items(source: Path | IO[bytes], prefix: str, *, where: str | None = None) -> Iterator[Any]:
+    """The items at ``prefix`` of a large JSON document, one at a time (ijson's C parser).
+
+    ``source`` is a file path or an open binary stream (then ``where`` names it).
+    """
     import ijson
 
+    label = where or str(source)
     try:
-        with path.open("rb") as fh:
-            yield from ijson.items(fh, prefix, use_float=True)
+        if isinstance(source, Path):
+            with source.open("rb") as fh:
+                yield from ijson.items(fh, prefix, use_float=True)
+        else:
+            yield from ijson.items(source, prefix, use_float=True)
     except ijson.JSONError as exc:
         raise UnreadableFileError(
             f"is not valid JSON near {prefix!r} ({first_line(exc)}); truncated?",
-            Location(str(path)),
+            Location(label),
         ) from None
 
 

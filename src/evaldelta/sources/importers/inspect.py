@@ -282,54 +282,49 @@ class _Log:
                 raise
         return cls(path, _json_header(path), None)
 
-    def samples(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        """(where, sample) for every sample, flat or chunked, in archive order."""
+    def samples(
+        self, skip: set[tuple[str, int]] | frozenset[tuple[str, int]] = frozenset()
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(where, sample) for every sample not in ``skip``, flat or chunked, in archive order."""
         if self.zip is None:
             for index, sample in enumerate(iter_items(self.path, "samples.item")):
                 if isinstance(sample, dict):
                     yield f"samples[{index}]", sample
             return
-        chunked = {m for m in self.zip.names() if _CHUNKED.match(m)}
-        flat_stems = set()
-        for member in self.zip.names():
-            flat = _FLAT.match(member)
-            if flat and "/" not in flat.group("stem"):
-                flat_stems.add(flat.group("stem"))
-                yield member, self._member(member)
-        for member in sorted(chunked):
-            stem = member.split("/")[1]
-            if stem in flat_stems:
-                continue  # the same sample in both layouts: the flat copy was read
+        for key, member in self.members().items():
+            if key in skip:
+                continue
             sample = self._member(member)
+            stem = member.split("/")[1]
             meta = f"samples/{stem}/metadata.json"
-            if meta in self.zip and not sample.get("metadata"):
+            if member.endswith("/sample.json") and meta in self.zip and not sample.get("metadata"):
                 loaded = loads(self.zip.read(meta), f"{self.path} ({meta})")
                 sample["metadata"] = loaded if isinstance(loaded, dict) else {}
             yield member, sample
 
-    def summaries(self) -> list[dict[str, Any]] | None:
-        """The log's sample summaries, when they cover every sample member; else None.
+    def summaries(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(where, summary) for each entry of the log's ``summaries.json``, streamed.
 
         Inspect writes ``summaries.json`` beside the samples: each sample's id, epoch,
         scores, metadata, usage, time, error and limit, without its messages, events or
         output. Reading it instead of every sample is what makes a large log fast; the
         outputs are then fetched for the few cases a comparison lists.
         """
+        import io
+
         if self.zip is None or "summaries.json" not in self.zip:
-            return None
-        loaded = loads(self.zip.read("summaries.json"), f"{self.path} (summaries.json)")
-        if not isinstance(loaded, list) or len(loaded) != len(self.members()):
-            return None
-        if not all(isinstance(s, dict) and "id" in s and "epoch" in s for s in loaded):
-            return None
-        return loaded
+            return
+        data = io.BytesIO(self.zip.read("summaries.json"))
+        for index, summary in enumerate(iter_items(data, "item", where=str(self.path))):
+            if isinstance(summary, dict) and "id" in summary and "epoch" in summary:
+                yield f"summaries.json[{index}]", summary
 
     def members(self) -> dict[tuple[str, int], str]:
         """(sample id, epoch) -> the member holding that sample, flat or chunked."""
         if self._members is None:
             out: dict[tuple[str, int], str] = {}
             for member in self.zip.names() if self.zip is not None else []:
-                match = _FLAT.match(member) or _CHUNKED.match(member)
+                match = _CHUNKED.match(member) or _FLAT.match(member)
                 if match is None or "/" in match.group("stem"):
                     continue
                 sid, sep, epoch = match.group("stem").rpartition("_epoch_")
@@ -464,16 +459,19 @@ class _SampleRows:
             )
 
     def run(self, on_demand: bool) -> bool:
-        """Write the log's rows; True when they came from the summaries (no outputs)."""
+        """Write the log's rows; True when some came from the summaries (without outputs).
+
+        With ``on_demand``, the summaries give every sample they cover; any sample member
+        they do not cover (a log whose summaries lag behind) is read in full.
+        """
         seen = 0
-        summaries = self.log.summaries() if on_demand else None
-        if summaries is not None:
-            rows: Iterator[tuple[str, dict[str, Any]]] = (
-                (f"summaries.json[{i}]", s) for i, s in enumerate(summaries)
-            )
-        else:
-            rows = self.log.samples()
-        for where, sample in rows:
+        covered: set[tuple[str, int]] = set()
+        if on_demand:
+            for where, summary in self.log.summaries():
+                self.writer.add(self._row(where, summary))
+                covered.add((str(summary["id"]), summary["epoch"]))
+                seen += 1
+        for where, sample in self.log.samples(skip=covered):
             self.writer.add(self._row(where, sample))
             seen += 1
         expected = self.log.expected()
@@ -491,7 +489,7 @@ class _SampleRows:
                 f"{self.log.path.name}: {seen} of {expected}",
                 count=expected - seen,
             )
-        return summaries is not None
+        return bool(covered)
 
     def _case_id(self, sample: dict[str, Any], where: str) -> str:
         if self.case_key and self.case_key.startswith("metadata."):
