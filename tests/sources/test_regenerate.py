@@ -8,6 +8,9 @@ reported. Without the tool the test is skipped: CI does not install these harnes
     EVALDELTA_INSPECT_PYTHON  a python that can import inspect_ai
     EVALDELTA_PROMPTFOO       the promptfoo executable
     EVALDELTA_LM_EVAL         the lm_eval executable
+    EVALDELTA_HELM_RUN        crfm-helm's helm-run
+    EVALDELTA_OAIEVAL         openai/evals' oaieval
+    EVALDELTA_LIGHTEVAL       the lighteval executable
 """
 
 from __future__ import annotations
@@ -86,3 +89,49 @@ def test_lm_eval_regenerated(tmp_path: Path) -> None:
         assert ours.estimate.estimate == pytest.approx(
             reported["results"]["evaldelta_mc"]["acc,none"]
         )
+
+
+def _regenerate(script: str, env_name: str, exe: str, out: Path) -> None:
+    subprocess.run(["bash", str(TOOLS / script), "--out", str(out)], check=True,
+                   capture_output=True, timeout=900, env={**os.environ, env_name: exe})  # fmt: skip
+
+
+def test_helm_regenerated(tmp_path: Path) -> None:
+    exe = _tool("EVALDELTA_HELM_RUN", shutil.which("helm-run"))
+    if exe is None:
+        pytest.skip("crfm-helm is not installed (set EVALDELTA_HELM_RUN)")
+    _regenerate("helm/make_fixtures.sh", "HELM_RUN", exe, tmp_path / "helm")
+    manifest = json.loads((tmp_path / "helm" / "MANIFEST.json").read_text())
+    result = compare([tmp_path / "helm" / "benchmark_output" / "runs" / "evaldelta"],
+                     metrics=["exact_match"], by=["perturbation"])  # fmt: skip
+    for run in manifest["runs"].values():
+        ours = arm_slice(result, "exact_match", run["model"], "original").estimate.estimate
+        assert ours == pytest.approx(run["stats_json_reported"]["exact_match"]["mean"])
+
+
+def test_openai_evals_regenerated(tmp_path: Path) -> None:
+    exe = _tool("EVALDELTA_OAIEVAL", shutil.which("oaieval"))
+    if exe is None:
+        pytest.skip("evals is not installed (set EVALDELTA_OAIEVAL)")
+    _regenerate("openai_evals/make_fixtures.sh", "OAIEVAL", exe, tmp_path / "oai")
+    runs = json.loads((tmp_path / "oai" / "MANIFEST.json").read_text())["runs"]
+    logs = sorted((tmp_path / "oai").glob("evaldelta-arith__*.jsonl"))
+    result = compare(logs)
+    for log in logs:
+        arm = "+".join(runs[log.name]["completion_fns"])
+        ours = arm_slice(result, "match", arm).estimate.estimate
+        assert ours == pytest.approx(runs[log.name]["final_report"]["accuracy"])
+
+
+def test_lighteval_regenerated(tmp_path: Path) -> None:
+    exe = _tool("EVALDELTA_LIGHTEVAL", shutil.which("lighteval"))
+    if exe is None:
+        pytest.skip("lighteval is not installed (set EVALDELTA_LIGHTEVAL)")
+    out = tmp_path / "lighteval"
+    _regenerate("lighteval/make_fixtures.sh", "LIGHTEVAL", exe, out)
+    result = compare([out], metrics=["acc"], by=["task"])
+    for path in out.glob("*/results/*/*/results_*.json"):
+        reported = json.loads(path.read_text())
+        model = reported["config_general"]["model_name"]
+        ours = arm_slice(result, "acc", model, "evaldelta_mc").estimate.estimate
+        assert ours == pytest.approx(reported["results"]["evaldelta_mc|0"]["acc"])

@@ -40,6 +40,9 @@ _MODULES = (
     "evaldelta.sources.importers.inspect",
     "evaldelta.sources.importers.promptfoo",
     "evaldelta.sources.importers.lmeval",
+    "evaldelta.sources.importers.helm",
+    "evaldelta.sources.importers.openai_evals",
+    "evaldelta.sources.importers.lighteval",
     "evaldelta.sources.tidy",
 )
 # (case ids, arms, max chars) -> {(case_id, arm): the output of its lowest repeat}

@@ -49,10 +49,13 @@ class ImportReport:
     def summary(self) -> str:
         """One line: what was read, for stderr and the report header."""
         arms = ", ".join(self.arms)
+        metrics = ", ".join(self.metrics[:8]) or "none"
+        if len(self.metrics) > 8:
+            metrics += f" and {len(self.metrics) - 8} more"
         return (
             f"{self.format}: {self.path}: {self.attempts:,} attempts of {self.cases:,} cases "
-            f"(arm{'s' if len(self.arms) != 1 else ''} {arms}; metrics "
-            f"{', '.join(self.metrics) or 'none'}; default {', '.join(self.default_metrics)})"
+            f"(arm{'s' if len(self.arms) != 1 else ''} {arms}; metrics {metrics}; "
+            f"default {', '.join(self.default_metrics)})"
         )
 
     def to_jsonable(self) -> dict[str, Any]:

@@ -19,7 +19,12 @@ from evaldelta.sources._rowfile import RowWriter
 from evaldelta.sources._source import Source
 from evaldelta.sources._values import as_text
 
-__all__ = ["imported", "scalar_text"]
+__all__ = ["as_mapping", "imported", "scalar_text"]
+
+
+def as_mapping(value: Any) -> Mapping[str, Any]:
+    """A log's value when it is an object, else an empty one (logs are not to be trusted)."""
+    return value if isinstance(value, Mapping) else {}
 
 
 def scalar_text(value: Any) -> str | None:

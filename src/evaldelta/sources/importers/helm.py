@@ -1,0 +1,257 @@
+"""HELM run output: ``per_instance_stats.json`` with ``run_spec.json`` beside it.
+
+Learned from HELM's own writer (``helm/benchmark/metrics/metric.py``: ``PerInstanceStats``;
+``helm/benchmark/metrics/statistic.py``; ``helm/benchmark/runner.py``). A source is one run
+folder (``benchmark_output/runs/<suite>/<run name>/``), its ``per_instance_stats.json``, or
+a suite folder of run folders (one arm per model).
+
+==================  =============================================================
+arm                 ``run_spec.adapter_spec.model``
+case_id             ``instance_id``; a perturbed instance is its own case
+                    (``id60|lowercase``), so original and perturbed never mix
+                    (``scenario/instance_id`` when a suite holds several scenarios)
+repeat              ``train_trial_index`` (HELM's trials of in-context examples)
+metrics             one per stat name (``exact_match``, ``quasi_exact_match``, ...): the
+                    instance's ``mean``; a stat with no observation is unscored
+slice columns       ``perturbation`` (``original`` or its name), ``split``,
+                    ``scenario``
+tokens, latency     ``num_prompt_tokens``, ``num_completion_tokens``, ``inference_runtime``
+output              ``display_predictions.json``'s ``predicted_text`` when present
+pins                the adapter spec (model deployment, temperature, max tokens,
+                    instructions, trials, ...), scenario and metric specs
+==================  =============================================================
+
+HELM's own headline (``stats.json``) is, per trial, the mean over instances, then the mean
+over trials: with every instance in every trial it equals the mean of case means here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from evaldelta.errors import BadValueError, Location, UnreadableFileError, UsageError
+from evaldelta.sources._registry import Opened, Reader, register
+from evaldelta.sources._report import ReportBuilder
+from evaldelta.sources._rowfile import RowWriter
+from evaldelta.sources._source import ReadOptions, Source
+from evaldelta.sources.importers._common import imported
+from evaldelta.sources.importers._json import loads
+
+__all__ = ["HelmReader"]
+
+_STATS = "per_instance_stats.json"
+_USAGE = {"num_prompt_tokens": "input_tokens", "num_completion_tokens": "output_tokens"}
+_PREFERRED = ("exact_match", "quasi_exact_match", "prefix_exact_match", "f1_score")
+
+
+def _run_folders(path: Path) -> list[Path]:
+    if path.is_file() and path.name == _STATS:
+        return [path.parent]
+    if path.is_dir() and (path / _STATS).is_file():
+        return [path]
+    if path.is_dir():
+        return sorted(p for p in path.iterdir() if p.is_dir() and (p / _STATS).is_file())
+    return []
+
+
+def _read(path: Path) -> Any:
+    return loads(path.read_bytes(), str(path))
+
+
+def _perturbation(entry: Mapping[str, Any]) -> str:
+    pert = entry.get("perturbation")
+    if isinstance(pert, Mapping) and pert.get("name"):
+        return str(pert["name"])
+    return "original"
+
+
+@register
+class HelmReader(Reader):
+    """HELM per-instance stats."""
+
+    name = "helm"
+    title = "HELM run folder (per_instance_stats.json + run_spec.json), or a suite of them"
+
+    @classmethod
+    def sniff(cls, path: Path, head: bytes) -> bool:
+        """A run folder, a suite folder of them, or a per_instance_stats.json file."""
+        if path.is_file():
+            return path.name == _STATS and b'"instance_id"' in head
+        return bool(_run_folders(path))
+
+    def open(self, source: Source, con: Any, options: ReadOptions) -> Opened:
+        """Read every run folder's per-instance stats into rows."""
+        runs = _run_folders(source.path)
+        if not runs:
+            raise UnreadableFileError(
+                f"holds no HELM run folder (a folder with {_STATS})", Location(str(source.path))
+            )
+        builder = ReportBuilder("helm", str(source.path), "crfm-helm", strict=options.strict)
+        specs = [(run, _spec(run)) for run in runs]
+        models = [str((s.get("adapter_spec") or {}).get("model") or run.name) for run, s in specs]
+        if source.arm is not None and len(set(models)) > 1:
+            raise UsageError(
+                f"--arm {source.arm}={source.path}: the suite holds several models "
+                f"({', '.join(sorted(set(models)))}); give one run folder per --arm"
+            )
+        scenarios = {_scenario(run, s) for run, s in specs}
+        writer = RowWriter()
+        pins: dict[str, dict[str, Any]] = {}
+        for (run, spec), model in zip(specs, models, strict=True):
+            arm = source.arm or model
+            scenario = _scenario(run, spec)
+            prefix = f"{scenario}/" if len(scenarios) > 1 else ""
+            _RunRows(run, arm, scenario, prefix, builder, writer).read()
+            pins.setdefault(arm, _pins(spec))
+            builder.reported.setdefault(arm, {}).update(_reported(run, prefix))
+        metrics = list(writer.metrics)
+        default = next((m for m in _PREFERRED if m in metrics), metrics[0] if metrics else None)
+        builder.mapped.extend(_MAPPED)
+        return imported(
+            source, con, writer, builder, pins=pins, default_metrics=(default or "score",)
+        )
+
+
+_MAPPED = (
+    "arm <- run_spec.adapter_spec.model",
+    "case_id <- instance_id (a perturbed instance is its own case: id|perturbation)",
+    "repeat <- train_trial_index",
+    "one metric per stat name <- the instance's mean",
+    "slice columns: perturbation, split, scenario",
+)
+
+
+def _spec(run: Path) -> dict[str, Any]:
+    path = run / "run_spec.json"
+    if not path.is_file():
+        return {}
+    loaded = _read(path)
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def _scenario(run: Path, spec: Mapping[str, Any]) -> str:
+    groups = spec.get("groups")
+    if isinstance(groups, list) and groups:
+        return str(groups[0])
+    return str(spec.get("name") or run.name).split(":", 1)[0]
+
+
+def _pins(spec: Mapping[str, Any]) -> dict[str, Any]:
+    adapter = dict(spec.get("adapter_spec") or {})
+    model = adapter.pop("model", None)
+    deployment = adapter.pop("model_deployment", None)  # where the model is served: its host
+    return {
+        "model": model,
+        "provider": deployment,
+        "adapter": adapter,
+        "scenario": spec.get("scenario_spec") or {},
+        "metric_specs": [m.get("class_name") for m in spec.get("metric_specs") or []],
+        "data_augmenter": spec.get("data_augmenter_spec") or {},
+    }
+
+
+def _reported(run: Path, prefix: str) -> dict[str, float]:
+    """HELM's own figures from stats.json: each stat's mean on the originals, per split."""
+    path = run / "stats.json"
+    if not path.is_file():
+        return {}
+    out: dict[str, float] = {}
+    stats = _read(path)
+    for stat in stats if isinstance(stats, list) else []:
+        name = stat.get("name") if isinstance(stat, dict) else None
+        if not isinstance(name, dict) or name.get("perturbation") or name.get("sub_split"):
+            continue
+        if isinstance(stat.get("mean"), int | float):
+            out[f"{prefix}{name.get('name')}.{name.get('split')}"] = float(stat["mean"])
+    return out
+
+
+class _RunRows:
+    def __init__(
+        self,
+        run: Path,
+        arm: str,
+        scenario: str,
+        prefix: str,
+        builder: ReportBuilder,
+        writer: RowWriter,
+    ) -> None:
+        self.run, self.arm, self.scenario, self.prefix = run, arm, scenario, prefix
+        self.builder, self.writer = builder, writer
+
+    def _predictions(self) -> dict[tuple[str, int, str], str]:
+        path = self.run / "display_predictions.json"
+        if not path.is_file():
+            return {}
+        out = {}
+        loaded = _read(path)
+        for p in loaded if isinstance(loaded, list) else []:
+            if isinstance(p, dict) and isinstance(p.get("predicted_text"), str):
+                key = (str(p.get("instance_id")), int(p.get("train_trial_index") or 0),
+                       _perturbation(p))  # fmt: skip
+                out[key] = p["predicted_text"]
+        return out
+
+    def read(self) -> None:
+        path = self.run / _STATS
+        entries = _read(path)
+        if not isinstance(entries, list):
+            raise UnreadableFileError("is not a list of per-instance stats", Location(str(path)))
+        outputs = self._predictions()
+        seen: set[tuple[str, int]] = set()
+        for index, entry in enumerate(entries):
+            if not isinstance(entry, dict) or entry.get("instance_id") is None:
+                raise BadValueError(
+                    "entry has no instance_id",
+                    Location(f"{path} (entry {index})", None, "instance_id"),
+                )
+            pert = _perturbation(entry)
+            instance = str(entry["instance_id"])
+            case_id = self.prefix + (instance if pert == "original" else f"{instance}|{pert}")
+            trial = entry.get("train_trial_index") or 0
+            if not isinstance(trial, int):
+                raise BadValueError(
+                    "train_trial_index is not an integer",
+                    Location(f"{path} (entry {index})", None, "train_trial_index", trial),
+                )
+            if (case_id, trial) in seen:
+                raise BadValueError(
+                    f"instance {instance!r} ({pert}) appears twice in trial {trial}",
+                    Location(f"{path} (entry {index})", None, "instance_id", instance),
+                )
+            seen.add((case_id, trial))
+            row: dict[str, Any] = {
+                "case_id": case_id,
+                "arm": self.arm,
+                "repeat": trial,
+                "instance_id": instance,
+                "perturbation": pert,
+                "scenario": self.scenario,
+                "_where": f"entry {index} (instance {instance!r}, trial {trial}, {pert})",
+            }
+            self._stats(entry.get("stats") or [], row)
+            text = outputs.get((instance, trial, pert))
+            if text is not None:
+                row["output"] = text
+            self.writer.add(row)
+
+    def _stats(self, stats: list[Any], row: dict[str, Any]) -> None:
+        for stat in stats:
+            name = stat.get("name") if isinstance(stat, dict) else None
+            if not isinstance(name, dict) or not name.get("name"):
+                continue
+            metric = str(name["name"])
+            row.setdefault("split", name.get("split"))
+            count = stat.get("count") or 0
+            value = (
+                float(stat["mean"]) if count and isinstance(stat.get("mean"), int | float) else None
+            )
+            if metric in _USAGE:
+                row[_USAGE[metric]] = int(value) if value is not None else None
+            elif metric == "inference_runtime":
+                row["latency_ms"] = value * 1000.0 if value is not None else None
+            else:
+                self.writer.metric(metric)
+                row[metric] = value
