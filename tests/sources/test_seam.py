@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -120,3 +121,22 @@ def test_import_refuses_overlapping_logs_of_one_arm(tmp_path: Path, run_cli) -> 
 def test_import_needs_an_output_and_a_known_format(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     one_line_error(run_cli("import", "nosuch", "x", "-o", tmp_path / "o.parquet"), "unknown format")
     one_line_error(run_cli("import", "auto", "x"), "-o OUT")
+
+
+def test_score_reads_an_imported_log(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    checks = tmp_path / "checks.yaml"
+    checks.write_text(
+        "checks:\n  - id: has_answer\n    spec: The reply ends with an ANSWER line.\n"
+        "    kind: regex_required\n    pattern: 'ANSWER: \\d+'\n"
+    )
+    (log, _) = sorted((LOGS / "inspect" / "v0.3.285" / "eval").glob("*.eval"))
+    out = tmp_path / "scored.parquet"
+    res = run_cli("score", f"inspect:{log}", "--checks", checks, "-o", out)
+    assert res.code == 0, res.err
+    rows = pq.read_table(out).to_pylist()
+    assert len(rows) == 36
+    for row in rows:
+        output = row["output"] or ""
+        expected = 1 if re.search(r"ANSWER: \d+", output, re.I) else 0
+        if row["check.has_answer"] is not None:
+            assert row["check.has_answer"] == expected

@@ -12,6 +12,7 @@ from evaldelta.checks._score import CheckSet
 from evaldelta.commands._shared import OutputOpt, write_output
 from evaldelta.errors import UsageError
 from evaldelta.run.providers.base import Provider
+from evaldelta.sources import parse_source
 
 __all__ = ["register"]
 
@@ -25,8 +26,12 @@ def _provider(name: str, base_url: str | None) -> Provider:
 
 def score_cmd(
     files: Annotated[
-        list[Path] | None,
-        typer.Argument(help="Files with an output column (CSV/JSONL/Parquet); or --store."),
+        list[str] | None,
+        typer.Argument(
+            help="[FORMAT:]PATH of rows with an output column, or of a log (Inspect AI, "
+            "promptfoo, ...); or --store.",
+            metavar="[[FORMAT:]PATH]...",
+        ),
     ] = None,
     checks: Annotated[Path | None, typer.Option("--checks", help="The checks file (YAML).")] = None,
     output: OutputOpt = None,
@@ -82,7 +87,7 @@ def score_cmd(
         return
     if output is None:
         raise UsageError("give -o OUT (.csv, .jsonl or .parquet) for the scored rows")
-    rows = [r for f in files or [] for r in read_rows(f)]
+    rows = [r for f in files or [] for r in read_rows(parse_source(f))]
     if cases is not None:
         rows = join_cases(rows, read_rows(cases), str(cases))
     result = score_rows(
@@ -167,7 +172,8 @@ def _score_store(
 
 def audit_cmd(
     files: Annotated[
-        list[Path] | None, typer.Argument(help="Outputs: case_id, arm, output.")
+        list[str] | None,
+        typer.Argument(help="Outputs: case_id, arm, output ([FORMAT:]PATH, or a log)."),
     ] = None,
     goldens: Annotated[
         list[str] | None,
@@ -208,7 +214,7 @@ def audit_cmd(
         return
     if not files:
         raise UsageError("give the outputs FILE(s), or --labels and --runs for retrieval")
-    rows = [r for f in files for r in read_rows(f)]
+    rows = [r for f in files for r in read_rows(parse_source(f))]
     if cases is not None:
         rows = join_cases(rows, read_rows(cases), str(cases))
     yardsticks = []
