@@ -41,17 +41,33 @@ def _sources(files: Sequence[Source | str | Path]) -> list[Source]:
     return [f if isinstance(f, Source) else parse_source(str(f)) for f in files]
 
 
-def _arm_order(tables: TableSet) -> list[str]:
-    """Arms in order of first appearance (source, then arm name)."""
+def _arm_order(tables: TableSet) -> tuple[list[str], str]:
+    """Every arm present, the default baseline first, and how that baseline was chosen.
+
+    The first input decides: a run store's first configured arm; the arm named by
+    ``--arm NAME=FILE``; an imported log's first arm; else the arm of a tidy file's first
+    row. The other arms follow by input, then by name.
+    """
     t = tables.rows
     rows = t.group_by("arm").aggregate(src=t._src.min()).order_by(["src", "arm"])
     arms = [str(r["arm"]) for r in rows.to_pyarrow().to_pylist()]
-    first = tables.rows.filter(tables.rows._src == 0).select("arm").limit(1)
-    head = first.to_pyarrow().to_pylist()
-    if head and head[0]["arm"] in arms:
-        arms.remove(head[0]["arm"])
-        arms.insert(0, str(head[0]["arm"]))
-    return arms
+    first = tables.opened[0]
+    name = _input_name(first.source)
+    ordered = [a for a in first.arm_order if a in arms]
+    if first.source.arm is not None:
+        head, why = first.source.arm, f"the first --arm, {name}"
+    elif ordered and first.source.format == "store":
+        head, why = ordered[0], f"the first arm configured in {name}"
+    elif ordered:
+        head, why = ordered[0], f"the first arm of the first input, {name}"
+    else:
+        found = t.filter(t._src == 0).select("arm").limit(1).to_pyarrow().to_pylist()
+        head, why = (
+            (str(found[0]["arm"]) if found else arms[0]),
+            f"the arm of the first row of {name}",
+        )
+    rest = [a for a in ordered if a != head] + [a for a in arms if a != head and a not in ordered]
+    return [head, *rest], why
 
 
 def _resolve_arms(
@@ -126,8 +142,9 @@ def compare(
     )
     metrics = tables.metrics
     validate(tables, scale)
-    present = _arm_order(tables)
+    present, default_why = _arm_order(tables)
     base, cands = _resolve_arms(present, baseline, candidates)
+    baseline_reason = "--baseline" if baseline is not None else default_why
     arms = (base, *cands)
     roles = check_roles(three_arm, present) if three_arm is not None else None
     primary_slices = _slice_names(tables, arms, by[0])
@@ -195,6 +212,7 @@ def compare(
         evaldelta_version=__version__,
         inputs=tuple(_input_name(s) for s in tables.sources),
         baseline=base,
+        baseline_reason=baseline_reason,
         candidates=cands,
         arms_present=tuple(present),
         confidence=confidence,

@@ -350,7 +350,9 @@ class Comparison:
     run store (``evaldelta run``); empty otherwise. ``pin_differences`` are the pins that
     differ between the compared arms beyond the declared arm difference (model, template,
     provider, routing: :mod:`evaldelta.pin_check`), which compare reports loudly.
-    ``imports`` say, for each source read by an importer (an Inspect AI log, ...), what
+    ``baseline_reason`` says how the baseline was chosen (``--baseline``, or the first
+    input's first arm: :func:`evaldelta.compare._arm_order`). ``imports`` say, for each
+    source read by an importer (an Inspect AI log, ...), what
     was mapped and what could not be (errored samples, unknown score values, ...).
     """
 
@@ -370,6 +372,7 @@ class Comparison:
     pin_differences: tuple[PinDifference, ...] = field(default=())
     three_arm: ThreeArmSummary | None = None
     imports: tuple[ImportReport, ...] = field(default=())
+    baseline_reason: str = ""
 
 
 def to_jsonable(obj: Any) -> Any:

@@ -523,6 +523,19 @@ def resolve_run(path: str | Path, run: str | None) -> str:
     return hits[0]
 
 
+def configured_arms(path: str | Path, run_id: str) -> tuple[str, ...]:
+    """The arms of a run in the order its config named them (the first is the baseline)."""
+    with Store(path, read_only=True) as store:
+        for row in store.runs():
+            if str(row["run_id"]) == run_id:
+                try:
+                    names = json.loads(row.get("arms") or "[]")
+                except ValueError:
+                    return ()
+                return tuple(str(n) for n in names) if isinstance(names, list) else ()
+    return ()
+
+
 def run_status(path: str | Path, run_id: str) -> str:
     """The recorded status of a run: complete, running, interrupted, stopped: ..."""
     with Store(path, read_only=True) as store:

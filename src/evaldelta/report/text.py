@@ -22,7 +22,7 @@ from evaldelta.model import (
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct, fmt_signed
 from evaldelta.stats import FixedMix, PairedResult, UnpairedResult
 
-__all__ = ["render_text"]
+__all__ = ["baseline_line", "render_text"]
 
 METHOD_NAMES = {
     "newcombe": "Newcombe",
@@ -32,7 +32,8 @@ METHOD_NAMES = {
 
 def render_text(comparison: Comparison) -> str:
     """Render a whole comparison as plain text (no colour codes)."""
-    out: list[str] = [*pin_warning_lines(comparison), *_pin_lines(comparison)]
+    out: list[str] = [baseline_line(comparison), *pin_warning_lines(comparison)]
+    out.extend(_pin_lines(comparison))
     for metric in comparison.metrics:
         for slicing in metric.slicings:
             for pair in slicing.pairs:
@@ -47,6 +48,12 @@ def render_text(comparison: Comparison) -> str:
         out.append("Notes (undefined statistics are shown as n/a, never as 0):")
         out.extend(f"  - {n}" for n in comparison.notes)
     return "\n".join(out).rstrip() + "\n"
+
+
+def baseline_line(comparison: Comparison) -> str:
+    """The report's first line: which arm is the baseline, and how it was chosen."""
+    why = comparison.baseline_reason or "the first input's first arm"
+    return f"baseline {comparison.baseline} ({why}); candidates: {', '.join(comparison.candidates)}"
 
 
 def pin_warning_lines(comparison: Comparison) -> list[str]:

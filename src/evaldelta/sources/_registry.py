@@ -63,6 +63,8 @@ class Opened:
     ``reports`` say what an importer mapped and what it could not, ``default_metrics`` are
     the score columns a comparison uses when none is named. ``fetch_outputs``, when the
     table has no ``output`` column, fetches the outputs of a few (case, arm) pairs.
+    ``arm_order`` is the order the source itself gives its arms (a run's configured arms,
+    an importer's first-seen order); empty for a tidy file, whose first row decides.
     """
 
     source: Source
@@ -73,6 +75,7 @@ class Opened:
     reports: tuple[ImportReport, ...] = ()
     default_metrics: tuple[str, ...] = ("score",)
     fetch_outputs: OutputFetcher | None = None
+    arm_order: tuple[str, ...] = ()
 
 
 class Reader:

@@ -66,6 +66,7 @@ class RowWriter:
         self.folder.mkdir()
         self.parts: list[Path] = []
         self.rows = 0
+        self.arms: dict[str, None] = {}  # in the order the rows brought them
         self._batch: list[Mapping[str, Any]] = []
 
     def metric(self, name: str) -> None:
@@ -76,6 +77,9 @@ class RowWriter:
         """One attempt; written out once a batch is full."""
         self._batch.append(row)
         self.rows += 1
+        arm = row.get("arm")
+        if arm is not None and arm not in self.arms:
+            self.arms[str(arm)] = None
         if len(self._batch) >= BATCH:
             self.flush()
 

@@ -36,7 +36,7 @@ class StoreReader(Reader):
     def open(self, source: Source, con: Any, options: ReadOptions) -> Opened:
         """Attach the store read-only and select one run of ``eval_rows``."""
         from evaldelta.sources._pins import run_store_pins
-        from evaldelta.store import resolve_run, run_status
+        from evaldelta.store import configured_arms, resolve_run, run_status
 
         path = source.path
         if not path.is_file():
@@ -60,12 +60,19 @@ class StoreReader(Reader):
             )
         report = build_report(builder, table, pins, ("score",))
         pinned = Source(path, arm=source.arm, run=run_id, format="store")
+        order = configured_arms(path, run_id)
 
         def locate(conditions: Mapping[str, object], field: str) -> Location:
             return _locate(pinned, conditions, field)
 
         return Opened(
-            source=pinned, table=table, locate=locate, unit="row", pins=pins, reports=(report,)
+            source=pinned,
+            table=table,
+            locate=locate,
+            unit="row",
+            pins=pins,
+            reports=(report,),
+            arm_order=order,
         )
 
 

@@ -85,4 +85,5 @@ def imported(
         pins=flat,
         reports=(report,),
         default_metrics=tuple(default_metrics),
+        arm_order=(source.arm,) if source.arm is not None else tuple(writer.arms),
     )
