@@ -72,7 +72,7 @@ def test_bad_repeat(run_cli, write):
 
 def test_unknown_baseline(run_cli, write):
     path = write("runs.csv", GOOD)
-    one_line_error(run_cli("compare", path, "--baseline", "zeta"), "'zeta'", "a, b")
+    one_line_error(run_cli("compare", path, "--baseline", "zeta"), "'zeta'", "'a', 'b'")
 
 
 def test_unknown_candidate(run_cli, write):
@@ -82,7 +82,7 @@ def test_unknown_candidate(run_cli, write):
 
 def test_single_arm(run_cli, write):
     path = write("one.csv", "case_id,arm,score\nc1,a,1\nc2,a,0\n")
-    one_line_error(run_cli("compare", path), "only one arm", "(a)")
+    one_line_error(run_cli("compare", path), "only one arm", "('a')")
 
 
 @pytest.mark.parametrize(

@@ -105,6 +105,9 @@ def _round_largest_remainder(
     return base
 
 
+MAX_BUDGET = 2**53  # beyond it, the float shares of largest remainder lose whole cases
+
+
 def allocate(
     weights: Mapping[str, float],
     sds: Mapping[str, float],
@@ -133,6 +136,11 @@ def allocate(
         raise UsageError("the allocation needs at least one slice")
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
         raise UsageError(f"the budget must be a positive whole number of cases, not {budget!r}")
+    if budget > MAX_BUDGET:
+        raise UsageError(
+            f"the budget of {budget:,} cases is more than this allocation can count exactly "
+            f"({MAX_BUDGET:,}, the largest whole number a float holds)"
+        )
     total_w = sum(weights.values())
     if not all(math.isfinite(w) and w >= 0 for w in weights.values()) or total_w <= 0:
         raise UsageError("slice weights must be finite, non-negative and not all zero")
@@ -188,9 +196,13 @@ def allocate(
                 halfwidth_after=_halfwidth(z, sds[k], n),
             )
         )
+    total = sum(r.n for r in rows)
+    available_rows = sum(caps.values())
+    if total != (budget if available_rows >= budget else int(available_rows)):
+        raise RuntimeError(f"allocation of {budget} cases came to {total}; this is a bug")
     return Allocation(
         budget=budget,
-        total=sum(r.n for r in rows),
+        total=total,
         method="floor per slice, then Neyman allocation (n_k proportional to w_k sd_k)",
         confidence=confidence,
         slices=tuple(rows),

@@ -29,6 +29,7 @@ from evaldelta.model import (
 )
 from evaldelta.pin_check import undeclared_differences
 from evaldelta.sources import ReadOptions, Source, TableSet, display_path, read_sources
+from evaldelta.sources._errors import reading_errors
 
 __all__ = ["compare"]
 
@@ -75,12 +76,12 @@ def _resolve_arms(
 ) -> tuple[str, tuple[str, ...]]:
     if len(present) < 2:
         raise UsageError(
-            f"only one arm is present ({', '.join(present)}); a comparison needs two "
+            f"only one arm is present ({', '.join(map(repr, present))}); a comparison needs two "
             "(give an arm column, or several files as --arm NAME=FILE)"
         )
     for name in [baseline, *(candidates or [])]:
         if name is not None and name not in present:
-            raise UsageError(f"unknown arm {name!r}; the data has: {', '.join(present)}")
+            raise UsageError(f"unknown arm {name!r}; the data has: {', '.join(map(repr, present))}")
     base = baseline if baseline is not None else present[0]
     cands = tuple(candidates) if candidates else tuple(a for a in present if a != base)
     if base in cands:
@@ -88,6 +89,7 @@ def _resolve_arms(
     return base, cands
 
 
+@reading_errors
 def compare(
     files: Sequence[Source | str | Path],
     *,
@@ -127,6 +129,8 @@ def compare(
     """
     if interval not in INTERVALS:
         raise UsageError(f"unknown interval {interval!r}; choose one of {', '.join(INTERVALS)}")
+    if list_limit is not None and (isinstance(list_limit, bool) or list_limit < 0):
+        raise UsageError(f"--list-limit takes a number of cases >= 0 (0 = all), not {list_limit}")
     if not 0 < confidence < 1:
         raise UsageError(f"confidence must lie strictly between 0 and 1, not {confidence}")
     if not by:
@@ -141,17 +145,24 @@ def compare(
         options=options,
     )
     metrics = tables.metrics
-    validate(tables, scale)
+    checked = validate(tables, scale)
     present, default_why = _arm_order(tables)
     base, cands = _resolve_arms(present, baseline, candidates)
     baseline_reason = "--baseline" if baseline is not None else default_why
     arms = (base, *cands)
     roles = check_roles(three_arm, present) if three_arm is not None else None
     primary_slices = _slice_names(tables, arms, by[0])
+    slicing_notes = _many_slices(tables, arms, by)
     mix_name, mix_weights = _chosen_mix(mix, primary_slices)
     traffic_weights = read_mix(Path(traffic), set(primary_slices)) if traffic else None
     traffic_label = display_path(Path(traffic)) if traffic else None
     notes = Notes()
+    notes.items.extend(slicing_notes)
+    if checked.trimmed:
+        notes.items.append(
+            f"{checked.trimmed:,} rows had spaces around their case id or arm; they were "
+            "trimmed, so 'a ' and 'a' are one arm"
+        )
     results = []
     for metric in metrics:
         cases = build_case_table(tables, arms, metric)
@@ -188,6 +199,9 @@ def compare(
                 repeated=repeated,
                 unit="case mean of repeats" if repeated else "attempt",
                 slicings=tuple(slicings),
+                observed_low=checked.observed.get(metric, (None, None))[0],
+                observed_high=checked.observed.get(metric, (None, None))[1],
+                scale=scale,
             )
         )
     pins = tables.pins(arms)
@@ -220,7 +234,7 @@ def compare(
         mix=mix_name,
         traffic=traffic_label,
         metrics=tuple(results),
-        notes=tuple(notes.items),
+        notes=notes.folded(),
         pins=pins,
         pin_differences=undeclared_differences(pins, arms, allowed_pin_differences),
         three_arm=summary,
@@ -258,3 +272,28 @@ def _is_binary(tables: TableSet, arms: tuple[str, ...], metric: str) -> bool:
     col = t[f"m_{metric}"]
     other = (col.notnull() & ~col.isin([0.0, 1.0])).sum()
     return bool(t.aggregate(k=other).to_pyarrow().to_pylist()[0]["k"] == 0)
+
+
+MANY_SLICES = 50
+
+
+def _many_slices(tables: TableSet, arms: tuple[str, ...], by: Sequence[str]) -> list[str]:
+    """A note for each slicing column that cuts the cases into very many or one-case slices.
+
+    ``--by case_id`` makes one slice per case: every slice's interval is as wide as it can
+    be and the report runs to thousands of lines, which is almost never what was meant.
+    """
+    out = []
+    t = tables.rows.filter(tables.rows.arm.isin(list(arms)))
+    for column in by:
+        col = t[f"by_{column}"]
+        sizes = t.group_by(s=col).aggregate(n=t.case_id.nunique())
+        row = sizes.aggregate(k=sizes.count(), single=(sizes.n == 1).sum()).to_pyarrow().to_pylist()
+        k, single = int(row[0]["k"] or 0), int(row[0]["single"] or 0)
+        if k > MANY_SLICES or (k > 5 and single > k / 2):
+            out.append(
+                f"--by {column} cuts the cases into {k:,} slices ({single:,} of them one case "
+                "each); per-slice intervals on so few cases are too wide to decide anything "
+                "(did you mean a slicing column fixed before the outcomes, such as a task?)"
+            )
+    return out

@@ -231,7 +231,12 @@ class CriticalEvidence:
 
 @dataclass(frozen=True)
 class PairComparison:
-    """Baseline against one candidate, under one slicing column."""
+    """Baseline against one candidate, under one slicing column.
+
+    ``only_in_baseline`` / ``only_in_candidate`` list cases present in one arm only, up to
+    the comparison's list limit; ``overall.only_in_baseline`` (and each slice's) counts
+    them all. ``discordant`` likewise lists up to the limit of ``discordant_total``.
+    """
 
     baseline: str
     candidate: str
@@ -262,13 +267,20 @@ class SlicingResult:
 
 @dataclass(frozen=True)
 class MetricResult:
-    """One metric (score column), analysed on its own."""
+    """One metric (score column), analysed on its own.
+
+    ``observed_low``/``observed_high`` are the range of its scores; with no declared
+    ``scale``, the report says what scale they look like (0-1, 1-5, 0-100).
+    """
 
     metric: str
     kind: str  # "binary" | "graded"
     repeated: bool
     unit: str
     slicings: tuple[SlicingResult, ...]
+    observed_low: float | None = None  # the lowest and highest finite score in the rows
+    observed_high: float | None = None
+    scale: tuple[float, float] | None = None  # declared with --scale; None: not declared
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from evaldelta.errors import (
     UsageError,
 )
 from evaldelta.sources import Source, connect, open_sources
+from evaldelta.sources._errors import reading_errors
 from evaldelta.sources.tidy import line_of, output_kind, tidy_kind
 
 __all__ = ["Band", "SampleResult", "StratumSample", "mix_path_for", "parse_band", "sample"]
@@ -221,6 +222,7 @@ def _require(columns: Mapping[str, str], name: str, option: str, source: _Input)
         )
 
 
+@reading_errors
 def sample(
     input: str | Path,
     output: str | Path,

@@ -7,6 +7,7 @@ help text and behaviour identical across ``compare``, ``gate`` and ``plan``.
 
 from __future__ import annotations
 
+import math
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -191,6 +192,8 @@ def parse_scale(value: str | None) -> tuple[float, float] | None:
         low, high = float(lo), float(hi)
     except ValueError:
         raise UsageError(f"--scale takes LOW,HIGH (for example 1,5), not {value!r}") from None
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise UsageError(f"--scale takes two finite numbers LOW,HIGH, not {value!r}")
     if not sep or low >= high:
         raise UsageError(f"--scale takes LOW,HIGH with LOW < HIGH, not {value!r}")
     return low, high

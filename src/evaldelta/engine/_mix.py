@@ -55,6 +55,13 @@ def read_mix(path: Path, known_slices: set[str] | None = None) -> dict[str, floa
         raise MixError("mix file names no slices", Location(where))
     weights: dict[str, float] = {}
     for name, raw, line in entries:
+        if isinstance(raw, bool) or (
+            path.suffix.lower() == ".json" and not isinstance(raw, int | float)
+        ):
+            raise MixError(
+                "weight must be a JSON number (not true/false, text or null)",
+                Location(where, line, "weight", raw),
+            )
         try:
             weight = float(raw)  # type: ignore[arg-type]
         except (TypeError, ValueError):
@@ -71,6 +78,7 @@ def read_mix(path: Path, known_slices: set[str] | None = None) -> dict[str, floa
                 Location(where, line, "slice", name),
             )
         weights[name] = weight
-    if sum(weights.values()) <= 0:
+    top = max(weights.values())
+    if top <= 0:
         raise MixError("all weights are zero", Location(where))
-    return weights
+    return {k: w / top for k, w in weights.items()}  # the same shares, sums that stay finite

@@ -369,8 +369,9 @@ def list_cases(
 ) -> dict[str, list[dict[str, Any]]]:
     """Row-level listings, bounded and explicit: one-arm-only cases and the cases that moved.
 
-    One-arm-only cases are listed in full (they are never dropped silently); the
-    discordant cases are listed largest move first, up to ``limit`` (None = all).
+    One-arm-only cases and the discordant cases (largest move first) are each listed up to
+    ``limit`` (None = all); the per-slice counts (:class:`PairSliceStats`) always count
+    every one, so nothing is dropped silently and memory does not grow with what is listed.
     """
     w = cases.table
     j = candidate_index
@@ -383,8 +384,11 @@ def list_cases(
     moved = moved.order_by([ibis.desc(moved.delta.abs()), "case_id"])
     if limit is not None:
         moved = moved.limit(limit)
+    only_b, only_c = only_b.order_by("case_id"), only_c.order_by("case_id")
+    if limit is not None:
+        only_b, only_c = only_b.limit(limit), only_c.limit(limit)
     return {
-        "only_in_baseline": _rows(only_b.order_by("case_id")),
-        "only_in_candidate": _rows(only_c.order_by("case_id")),
+        "only_in_baseline": _rows(only_b),
+        "only_in_candidate": _rows(only_c),
         "discordant": _rows(moved),
     }

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from evaldelta.errors import (
     BadValueError,
@@ -11,47 +14,47 @@ from evaldelta.errors import (
     UnreadableFileError,
 )
 from evaldelta.sources import TableSet, locate
+from evaldelta.sources._values import not_finite, not_finite_row
 
-__all__ = ["validate"]
+__all__ = ["Validated", "validate"]
 
 
 def _rows(expr: object) -> list[dict[str, object]]:
     return expr.to_pyarrow().to_pylist()  # type: ignore[attr-defined,no-any-return]
 
 
-def validate(tables: TableSet, scale: tuple[float, float] | None = None) -> None:
+def validate(tables: TableSet, scale: tuple[float, float] | None = None) -> Validated:
     """Check the canonical relation; raise a one-line :class:`InputError` on the first defect.
 
-    Checks, in order: files without data rows, blank case ids or arms, unparseable scores or
-    repeats, non-finite scores and scores outside a declared ``scale``: one aggregate pass.
-    Duplicate (arm, case_id, repeat) rows and slice conflicts are checked while the per-case
-    table is built (:func:`~evaldelta.engine._reduce.build_case_table`), which groups the
-    rows anyway.
+    Checks, in order: files without data rows, blank case ids or arms, repeats that are not
+    whole numbers >= 0, costs that are not finite numbers >= 0, unparseable or non-finite
+    scores, scores outside a declared ``scale``, sample weights: one aggregate pass, which
+    also returns what a report should say about the rows (names that were trimmed, each
+    metric's observed range). Duplicate (arm, case_id, repeat) rows and slice conflicts are
+    checked while the per-case table is built (:func:`~evaldelta.engine._reduce.build_case_table`),
+    which groups the rows anyway.
     """
     t = tables.rows
     aggs: dict[str, object] = {
         "n": t.count(),
         "blank_case": (t.case_id.isnull() | (t.case_id == "")).sum(),
         "blank_arm": (t.arm.isnull() | (t.arm == "")).sum(),
-        "bad_repeat": (
-            t._raw_repeat.notnull()
-            & (t._raw_repeat.strip() != "")
-            & t._raw_repeat.strip().try_cast("int64").isnull()
-        ).sum(),
+        "bad_repeat": t._bad_repeat.sum(),
+        "trimmed": t._trimmed.fill_null(False).sum(),
     }
+    if tables.has_cost:
+        aggs["bad_cost"] = t._bad_cost.sum()
     for m in tables.metrics:
         col = t[f"m_{m}"]
         aggs[f"bad_{m}"] = t[f"_bad_{m}"].sum()
-        aggs[f"inf_{m}"] = (col.notnull() & (col.isinf() | col.isnan())).sum()
+        aggs[f"inf_{m}"] = not_finite(col).sum()
+        finite = col.notnull() & ~not_finite(col)
+        aggs[f"lo_{m}"] = col.min(where=finite)
+        aggs[f"hi_{m}"] = col.max(where=finite)
         if scale is not None:
-            aggs[f"out_{m}"] = (col.notnull() & ((col < scale[0]) | (col > scale[1]))).sum()
+            aggs[f"out_{m}"] = (finite & ((col < scale[0]) | (col > scale[1]))).sum()
     if tables.has_weight:
-        w = t.sample_weight
-        raw = t._raw_sample_weight
-        bad = (raw.notnull() & (raw.strip() != "") & w.isnull()) | (
-            w.notnull() & (w.isnan() | w.isinf() | (w <= 0))
-        )
-        aggs["bad_weight"] = bad.sum()
+        aggs["bad_weight"] = _bad_weight(t).sum()
     grouped = t.group_by("_src").aggregate(**aggs)
     per_source = {int(str(r["_src"])): r for r in _rows(grouped)}
     for index, source in enumerate(tables.sources):
@@ -60,8 +63,33 @@ def validate(tables: TableSet, scale: tuple[float, float] | None = None) -> None
                 "file has a header but no data rows", Location(str(source.path))
             )
     for index in range(len(tables.sources)):
-        stats = per_source[index]
-        _check_source(tables, index, stats, scale)
+        _check_source(tables, index, per_source[index], scale)
+    return _summary(tables, list(per_source.values()))
+
+
+@dataclass(frozen=True)
+class Validated:
+    """What validation learned about rows that passed: for the report to say."""
+
+    trimmed: int  # rows whose case id or arm had spaces around it (trimmed)
+    observed: Mapping[str, tuple[float, float]]  # metric -> (lowest, highest) finite score
+
+
+def _summary(tables: TableSet, stats: list[dict[str, object]]) -> Validated:
+    observed: dict[str, tuple[float, float]] = {}
+    for m in tables.metrics:
+        lows = [float(str(s[f"lo_{m}"])) for s in stats if s.get(f"lo_{m}") is not None]
+        highs = [float(str(s[f"hi_{m}"])) for s in stats if s.get(f"hi_{m}") is not None]
+        if lows and highs:
+            observed[m] = (min(lows), max(highs))
+    trimmed = sum(int(str(s["trimmed"] or 0)) for s in stats)
+    return Validated(trimmed=trimmed, observed=observed)
+
+
+def _bad_weight(t: Any, row: bool = False) -> Any:
+    w, raw = t.sample_weight, t._raw_sample_weight
+    bad = not_finite_row(w) if row else not_finite(w)
+    return (raw.notnull() & (raw.strip() != "") & w.isnull()) | (w.notnull() & (bad | (w <= 0)))
 
 
 def _check_source(
@@ -79,17 +107,20 @@ def _check_source(
             _first(tables, index, t.arm.isnull() | (t.arm == ""), "arm"),
         )
     if stats["bad_repeat"]:
-        bad = t._raw_repeat.notnull() & (t._raw_repeat.strip() != "")
-        bad = bad & t._raw_repeat.strip().try_cast("int64").isnull()
-        raise BadValueError("repeat is not an integer", _first(tables, index, bad, "repeat"))
-    if stats.get("bad_weight"):
-        w, raw = t.sample_weight, t._raw_sample_weight
-        bad = (raw.notnull() & (raw.strip() != "") & w.isnull()) | (
-            w.notnull() & (w.isnan() | w.isinf() | (w <= 0))
+        raise BadValueError(
+            "repeat is not a whole number >= 0 (a fractional repeat is never rounded)",
+            _first(tables, index, t._bad_repeat, "repeat"),
         )
+    if stats.get("bad_cost"):
+        raise BadValueError(
+            "cost_usd is not a finite number >= 0 (write the cost in dollars as a plain "
+            "number, e.g. 0.10; leave it blank when unknown)",
+            _first(tables, index, t._bad_cost, "cost_usd"),
+        )
+    if stats.get("bad_weight"):
         raise BadValueError(
             "sample_weight must be a finite number > 0 (an inverse sampling probability)",
-            _first(tables, index, bad, "sample_weight"),
+            _first(tables, index, _bad_weight(t, row=True), "sample_weight"),
         )
     for m in tables.metrics:
         if stats[f"bad_{m}"]:
@@ -100,7 +131,8 @@ def _check_source(
         if stats[f"inf_{m}"]:
             col = t[f"m_{m}"]
             raise BadValueError(
-                f"{m} is not finite", _first(tables, index, col.isinf() | col.isnan(), m)
+                f"{m} is not finite (NaN or infinite); leave it blank if unlabeled",
+                _first(tables, index, not_finite_row(col), m),
             )
         if scale is not None and stats[f"out_{m}"]:
             col = t[f"m_{m}"]

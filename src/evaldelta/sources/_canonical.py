@@ -23,7 +23,14 @@ from evaldelta.sources._connect import connect
 from evaldelta.sources._registry import Opened, reader_for
 from evaldelta.sources._report import ImportReport
 from evaldelta.sources._source import ReadOptions, Source
-from evaldelta.sources._values import as_flag, as_score, as_text, score_is_unparseable
+from evaldelta.sources._values import (
+    as_flag,
+    as_score,
+    as_text,
+    is_integer_text,
+    not_finite,
+    score_is_unparseable,
+)
 
 __all__ = ["TableSet", "locate", "open_sources", "read_sources"]
 
@@ -243,19 +250,15 @@ def _project(
     for name in slice_columns:
         if name not in columns and name != "slice":
             raise missing_column(name, table.columns, "slicing column", opened, " (from --by)")
+    # Names are trimmed: "a " and "a" are one arm (validate() counts how many were trimmed).
+    case_raw = as_text(table.case_id)
+    arm_raw = ibis.literal(source.arm) if source.arm is not None else as_text(table.arm)
     out: dict[str, ir.Value] = {
-        "case_id": as_text(table.case_id),
-        "arm": ibis.literal(source.arm) if source.arm is not None else as_text(table.arm),
+        "case_id": case_raw.strip(),
+        "arm": arm_raw.strip(),
+        "_trimmed": (case_raw != case_raw.strip()) | (arm_raw != arm_raw.strip()),
     }
-    if "repeat" not in columns:
-        out["_raw_repeat"] = ibis.null("string")
-        out["repeat"] = ibis.literal(0, type="int64")
-    elif table["repeat"].type().is_integer():
-        out["_raw_repeat"] = ibis.null("string")  # nothing to parse, nothing can be bad
-        out["repeat"] = table["repeat"].cast("int64").fill_null(0)
-    else:
-        out["_raw_repeat"] = as_text(table["repeat"])
-        out["repeat"] = as_text(table["repeat"]).strip().try_cast("int64").fill_null(0)
+    out.update(_repeat_columns(table))
     for name in slice_columns:
         out[f"by_{name}"] = (
             as_text(table[name]).fill_null("(missing)") if name in columns else ibis.literal("all")
@@ -267,15 +270,53 @@ def _project(
     if has_cluster:
         out["cluster"] = as_text(table.cluster) if "cluster" in columns else ibis.null("string")
     if has_cost:
-        if "cost_usd" not in columns:
-            out["cost_usd"] = ibis.null("float64")
-        elif table.cost_usd.type().is_numeric():
-            out["cost_usd"] = table.cost_usd.cast("float64")
-        else:
-            out["cost_usd"] = as_text(table.cost_usd).strip().try_cast("float64")
+        out.update(_cost_columns(table))
     out.update(extra or {})
     out["_src"] = ibis.literal(index, type="int64")
     return table.select(**out)
+
+
+def _repeat_columns(table: ir.Table) -> dict[str, ir.Value]:
+    """``repeat`` as an integer, and ``_bad_repeat`` where it is not a whole number >= 0.
+
+    A fractional repeat is never rounded: 1 and 1.4 would silently become one attempt.
+    """
+    if "repeat" not in table.columns:
+        return {"repeat": ibis.literal(0, type="int64"), "_bad_repeat": ibis.literal(False),
+                "_raw_repeat": ibis.null("string")}  # fmt: skip
+    col = table["repeat"]
+    if col.type().is_integer():
+        return {"repeat": col.cast("int64").fill_null(0), "_bad_repeat": (col < 0).fill_null(False),
+                "_raw_repeat": as_text(col)}  # fmt: skip
+    text = as_text(col)
+    blank = text.isnull() | (text.strip() == "")
+    if col.type().is_floating():
+        bad = col.notnull() & (not_finite(col) | (col < 0) | (col != col.floor()))
+        value = col.floor().cast("int64")
+    else:
+        bad = ~blank & ~(is_integer_text(text) & (text.strip().try_cast("int64") >= 0)).fill_null(
+            False
+        )
+        value = text.strip().try_cast("int64")
+    return {"repeat": ibis.ifelse(bad, ibis.literal(0, type="int64"), value).fill_null(0),
+            "_bad_repeat": bad.fill_null(False), "_raw_repeat": text}  # fmt: skip
+
+
+def _cost_columns(table: ir.Table) -> dict[str, ir.Value]:
+    """``cost_usd`` as a float, and ``_bad_cost`` where it is not a finite number >= 0.
+
+    A cost of -10 or ``$0.10`` or ``free`` is bad input, never a cost of 0 or a credit.
+    """
+    if "cost_usd" not in table.columns:
+        return {"cost_usd": ibis.null("float64"), "_bad_cost": ibis.literal(False),
+                "_raw_cost_usd": ibis.null("string")}  # fmt: skip
+    col = table.cost_usd
+    text = as_text(col)
+    value = col.cast("float64") if col.type().is_numeric() else text.strip().try_cast("float64")
+    blank = text.isnull() | (text.strip() == "")
+    bad = ~blank & (value.isnull() | not_finite(value) | (value < 0)).fill_null(True)
+    return {"cost_usd": ibis.ifelse(bad, ibis.null("float64"), value), "_bad_cost": bad,
+            "_raw_cost_usd": text}  # fmt: skip
 
 
 def locate(

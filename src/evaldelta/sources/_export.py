@@ -21,6 +21,7 @@ import ibis.expr.types as ir
 
 from evaldelta.errors import DuplicateRowError, UsageError
 from evaldelta.sources._canonical import open_sources
+from evaldelta.sources._errors import reading_errors
 from evaldelta.sources._registry import Opened
 from evaldelta.sources._report import ImportReport
 from evaldelta.sources._source import ReadOptions, Source
@@ -91,6 +92,7 @@ def _check_unique(rows: ir.Table) -> None:
         )
 
 
+@reading_errors
 def import_rows(
     sources: Sequence[Source], output: Path, options: ReadOptions | None = None
 ) -> ImportResult:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from evaldelta.sources._canonical import open_sources
+from evaldelta.sources._errors import reading_errors
 from evaldelta.sources._source import ReadOptions, Source
 
 __all__ = ["read_records"]
@@ -19,6 +20,7 @@ __all__ = ["read_records"]
 _INTERNAL = ("_where", "_line")
 
 
+@reading_errors
 def read_records(
     source: Source | str | Path, options: ReadOptions | None = None
 ) -> list[dict[str, Any]]:

@@ -5,7 +5,17 @@ from __future__ import annotations
 import ibis
 import ibis.expr.types as ir
 
-__all__ = ["FALSE_WORDS", "TRUE_WORDS", "as_flag", "as_score", "as_text", "score_is_unparseable"]
+__all__ = [
+    "FALSE_WORDS",
+    "TRUE_WORDS",
+    "as_flag",
+    "as_score",
+    "as_text",
+    "is_integer_text",
+    "not_finite",
+    "not_finite_row",
+    "score_is_unparseable",
+]
 
 TRUE_WORDS = ("true", "t", "yes", "pass", "passed")
 FALSE_WORDS = ("false", "f", "no", "fail", "failed")
@@ -57,3 +67,29 @@ def as_flag(col: ir.Value) -> ir.BooleanValue:
         (text.isin([*FALSE_WORDS, "0", "0.0", "n"]), ibis.literal(False)),
         else_=ibis.null("boolean"),
     )
+
+
+def not_finite(col: ir.FloatingValue) -> ir.BooleanValue:
+    """True where a float is NaN or infinite.
+
+    Correct only because :func:`evaldelta.sources.connect` turns DuckDB's statistics
+    propagation off: DuckDB 2.0.1 otherwise folds ``isnan`` to false from a Parquet column's
+    min/max, which pyarrow writes without the NaNs.
+    """
+    return col.notnull() & (col.isnan() | col.isinf())
+
+
+def not_finite_row(col: ir.FloatingValue) -> ir.BooleanValue:
+    """:func:`not_finite` for a row filter: tested on the value's text.
+
+    DuckDB pushes an ``isnan`` filter down into a Parquet scan and skips every row group
+    whose min/max (written without the NaNs) says it holds none; a comparison of the text
+    cannot be pushed down, so the NaN row is found.
+    """
+    text = col.cast("string").lower()
+    return col.notnull() & text.isin(("nan", "-nan", "inf", "-inf", "infinity", "-infinity"))
+
+
+def is_integer_text(text: ir.StringValue) -> ir.BooleanValue:
+    """True where a text is a whole number (``3``, ``-1``, ``+2``; not ``1.4`` or ``1e3``)."""
+    return text.strip().re_search(r"^[+-]?[0-9]+$")

@@ -118,16 +118,70 @@ def scan(con: Any, path: Path, forced: str | None = None) -> ir.Table:
             table = con.read_parquet(str(path))
         table.schema()  # forces DuckDB to open and sniff the file now
     except Exception as exc:  # DuckDB raises several unrelated classes; all mean "unreadable"
+        if kind == "csv":
+            found = _csv_problem(path, _delimiter(path, forced))
+            if found is not None:
+                line, problem = found
+                raise UnreadableFileError(
+                    f"cannot read as CSV: {problem}", Location(str(path), line)
+                ) from exc
         raise UnreadableFileError(
             f"cannot read as {kind.upper()}: {_first_line(exc)}", Location(str(path))
         ) from exc
     if kind == "csv":
-        _check_header(path, table)
+        _check_header(path, table, _delimiter(path, forced))
     return table
 
 
-def _check_header(path: Path, table: ir.Table) -> None:
-    """A one-column header holding ``;`` or tabs is a file in another dialect: say so."""
+def _csv_problem(path: Path, delimiter: str) -> tuple[int, str] | None:
+    """After DuckDB could not read a CSV: the first line Python's csv module objects to.
+
+    DuckDB's sniffer says only that sniffing failed; this names the line (an unterminated
+    quote, a row with more or fewer fields than the header). Runs only on failure.
+    """
+    import csv
+
+    try:
+        with path.open(encoding="utf-8", newline="") as fh:
+            reader = csv.reader(fh, delimiter=delimiter, strict=True)
+            width = None
+            for row in reader:
+                if width is None:
+                    width = len(row)
+                elif row and len(row) != width:
+                    return reader.line_num, (
+                        f"this row has {len(row)} fields where the header has {width}"
+                    )
+    except csv.Error as exc:
+        return reader.line_num, f"{exc} (an unterminated quote? the file may be cut short)"
+    except UnicodeDecodeError as exc:
+        return 0, f"the file is not UTF-8 text ({exc.reason} at byte {exc.start})"
+    return None
+
+
+def _check_header(path: Path, table: ir.Table, delimiter: str) -> None:
+    """The header names each column once, in this dialect.
+
+    DuckDB renames a repeated name (``score,score`` becomes ``score``, ``score_1``) and the
+    second column would be ignored in silence; a one-column header holding ``;`` or tabs is
+    a file in another dialect.
+    """
+    import csv
+
+    with path.open(encoding="utf-8-sig", errors="replace", newline="") as fh:
+        names = next(csv.reader(fh, delimiter=delimiter), [])
+    seen: set[str] = set()
+    for name in names:
+        if name.strip() in seen:
+            raise UnreadableFileError(
+                "the header names this column twice; every column needs its own name",
+                Location(str(path), 1, name.strip()),
+            )
+        seen.add(name.strip())
+    if names and len(names) != len(table.columns):  # DuckDB read another line as the header
+        found = _csv_problem(path, delimiter)
+        line, problem = found if found is not None else (1, "the rows do not match the header")
+        raise UnreadableFileError(f"cannot read as CSV: {problem}", Location(str(path), line))
     if len(table.columns) != 1:
         return
     name = table.columns[0]
@@ -236,8 +290,8 @@ def _locate(
             continue
         if name not in numbered.columns:
             continue
-        col = as_text(numbered[name])
-        clause = col.isnull() if value is None else (col == str(value))
+        col = as_text(numbered[name]).strip()
+        clause = col.isnull() if value is None else (col == str(value).strip())
         pred = clause if pred is None else (pred & clause)
     query = numbered if pred is None else numbered.filter(pred)
     hit = query.order_by("_row_index").limit(1).select("_row_index").to_pyarrow().to_pylist()

@@ -27,12 +27,18 @@ Counts = Mapping[str, Mapping[str, tuple[float, int]]]
 
 
 def _check_weights(weights: Mapping[str, float]) -> dict[str, float]:
+    """Validate weights and rescale them by their largest, which leaves every share as it was.
+
+    Rescaling first keeps sums finite: weights of 1e308 would otherwise sum to infinity
+    and every share would come out 0.
+    """
     checked = {str(k): check_nonnegative(f"weights[{k!r}]", w) for k, w in weights.items()}
-    if not checked or sum(checked.values()) <= 0.0:
+    top = max(checked.values(), default=0.0)
+    if not checked or top <= 0.0:
         raise ValueError(
             f"weights must contain at least one positive weight; got {dict(weights)!r}."
         )
-    return checked
+    return {k: w / top for k, w in checked.items()}
 
 
 def _is_finite(value: object) -> bool:

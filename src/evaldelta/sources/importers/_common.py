@@ -62,8 +62,8 @@ def imported(
         for name, value in conditions.items():
             if name not in table.columns or (name == "arm" and source.arm is not None):
                 continue
-            col = as_text(table[name])
-            clause = col.isnull() if value is None else (col == str(value))
+            col = as_text(table[name]).strip()
+            clause = col.isnull() if value is None else (col == str(value).strip())
             pred = clause if pred is None else (pred & clause)
         query = table if pred is None else table.filter(pred)
         cols = [c for c in ("_where", "_line") if c in table.columns]

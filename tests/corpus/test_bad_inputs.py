@@ -1,0 +1,544 @@
+"""The bad-input corpus: every entry point, each bad input, its one-line message and exit code.
+
+Each case writes its files into a fresh folder, runs the real CLI entry point in-process
+(``evaldelta.cli.main``) and expects exactly one line on stderr, starting
+``evaldelta: error:``, holding every needle, with exit code 2 and no traceback. ``{d}`` in
+an argument is the case's folder. A case is a row of :data:`CASES`; add one for every bad
+input a user met.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from ..conftest import ROOT, one_line_error
+
+LOGS = ROOT / "tests" / "fixtures" / "logs"
+GOOD = "case_id,arm,slice,score\nc1,a,s1,1\nc2,a,s1,0\nc1,b,s1,1\nc2,b,s1,1\n"
+TWO = "case_id,arm,slice,score\n1,a,s1,1\n1,b,s1,0\n2,a,s2,1\n2,b,s2,1\n"
+Content = str | bytes | Callable[[Path], None]
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    args: tuple[str, ...]
+    needles: tuple[str, ...]
+    files: dict[str, Content] = field(default_factory=dict)
+
+
+def _zip(
+    members: dict[str, bytes | str], method: int = zipfile.ZIP_DEFLATED
+) -> Callable[[Path], None]:
+    def write(path: Path) -> None:
+        with zipfile.ZipFile(path, "w", method) as zf:
+            for name, data in members.items():
+                zf.writestr(name, data)
+
+    return write
+
+
+def _cut(source: Path, keep: float) -> Callable[[Path], None]:
+    def write(path: Path) -> None:
+        data = source.read_bytes()
+        path.write_bytes(data[: int(len(data) * keep)])
+
+    return write
+
+
+def _parquet(columns: dict[str, list[object]]) -> Callable[[Path], None]:
+    def write(path: Path) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.table(columns), str(path))
+
+    return write
+
+
+INSPECT = sorted((LOGS / "inspect" / "v0.3.285" / "eval").glob("*.eval"))
+PROMPTFOO = LOGS / "promptfoo" / "v0.121.20" / "results.json"
+LMEVAL = sorted((LOGS / "lmeval" / "v0.4.13").glob("arm-seed1/*/samples_evaldelta_mc_*.jsonl"))
+HELM_STATS = sorted((LOGS / "helm" / "v0.5.16").rglob("per_instance_stats.json"))
+
+CASES: list[Case] = [
+    # -- row files ---------------------------------------------------------------------------
+    Case("missing file", ("compare", "{d}/nope.csv"), ("nope.csv", "does not exist")),
+    Case("empty file", ("compare", "{d}/e.csv"), ("e.csv", "empty"), {"e.csv": ""}),
+    Case(
+        "header only", ("compare", "{d}/h.csv"), ("no data rows",), {"h.csv": "case_id,arm,score\n"}
+    ),
+    Case(
+        "a folder of nothing",
+        ("compare", "{d}/sub"),
+        ("holding no log",),
+        {"sub/readme.txt": "hello"},
+    ),
+    Case(
+        "missing score column",
+        ("compare", "{d}/r.csv"),
+        ("'score'", "missing"),
+        {"r.csv": "case_id,arm,slice\nc1,a,s\nc1,b,s\n"},
+    ),
+    Case(
+        "missing case_id, close name",
+        ("compare", "{d}/r.csv"),
+        ("did you mean 'id'",),
+        {"r.csv": "id,arm,score\n1,a,1\n1,b,0\n"},
+    ),
+    Case(
+        "missing arm",
+        ("compare", "{d}/r.csv"),
+        ("'arm'", "missing"),
+        {"r.csv": "case_id,score\n1,1\n2,0\n"},
+    ),
+    Case(
+        "semicolon header",
+        ("compare", "{d}/r.csv"),
+        ("semicolon-separated",),
+        {"r.csv": GOOD.replace(",", ";")},
+    ),
+    Case(
+        "tab header in .csv",
+        ("compare", "{d}/r.csv"),
+        ("tab-separated",),
+        {"r.csv": GOOD.replace(",", "\t")},
+    ),
+    Case(
+        "duplicate header",
+        ("compare", "{d}/r.csv"),
+        ("line 1", "'score'", "twice"),
+        {"r.csv": "case_id,arm,score,score\n1,a,1,0\n1,b,0,1\n"},
+    ),
+    Case(
+        "row wider than header",
+        ("compare", "{d}/r.csv"),
+        ("line 3", "4 fields"),
+        {"r.csv": "case_id,arm,score\n1,a,1\n1,b,0,9\n"},
+    ),
+    Case(
+        "truncated csv quote",
+        ("compare", "{d}/r.csv"),
+        ("r.csv", "line"),
+        {"r.csv": 'case_id,arm,score\n1,a,1\n1,b,"0\n'},
+    ),
+    Case(
+        "non-numeric score",
+        ("compare", "{d}/r.csv"),
+        ("line 3", "'score'", "'maybe'"),
+        {"r.csv": "case_id,arm,score\n1,a,1\n1,b,maybe\n"},
+    ),
+    Case(
+        "infinite score",
+        ("compare", "{d}/r.csv"),
+        ("'score'", "not finite"),
+        {"r.csv": "case_id,arm,score\n1,a,1\n1,b,inf\n"},
+    ),
+    Case(
+        "NaN score in parquet",
+        ("compare", "{d}/r.parquet"),
+        ("row 2", "not finite"),
+        {
+            "r.parquet": _parquet(
+                {"case_id": ["1", "1"], "arm": ["a", "b"], "score": [1.0, float("nan")]}
+            )
+        },
+    ),
+    Case(
+        "blank case id",
+        ("compare", "{d}/r.csv"),
+        ("'case_id'", "blank"),
+        {"r.csv": "case_id,arm,score\n1,a,1\n,b,0\n"},
+    ),
+    Case(
+        "blank arm",
+        ("compare", "{d}/r.csv"),
+        ("'arm'", "blank"),
+        {"r.csv": "case_id,arm,score\n1,a,1\n1,,0\n"},
+    ),
+    Case(
+        "fractional repeat",
+        ("compare", "{d}/r.csv"),
+        ("'repeat'", "'1.4'", "whole number"),
+        {"r.csv": "case_id,arm,score,repeat\n1,a,1,1\n1,a,0,1.4\n1,b,1,0\n"},
+    ),
+    Case(
+        "negative repeat",
+        ("compare", "{d}/r.csv"),
+        ("'repeat'", "'-1'"),
+        {"r.csv": "case_id,arm,score,repeat\n1,a,1,-1\n1,b,1,0\n"},
+    ),
+    Case(
+        "duplicate attempt",
+        ("compare", "{d}/r.csv"),
+        ("duplicate row", "'c1'"),
+        {"r.csv": GOOD + "c1,a,s1,0\n"},
+    ),
+    Case(
+        "trailing-space arm collides",
+        ("compare", "{d}/r.csv"),
+        ("duplicate row",),
+        {"r.csv": "case_id,arm,score\n1,a ,1\n1,a,0\n1,b,1\n"},
+    ),
+    Case(
+        "slice differs between arms",
+        ("compare", "{d}/r.csv"),
+        ("two slices", "'c1'"),
+        {"r.csv": "case_id,arm,slice,score\nc1,a,s1,1\nc1,b,s2,1\n"},
+    ),
+    Case(
+        "negative cost",
+        ("compare", "{d}/r.csv"),
+        ("'cost_usd'", "'-10'", "finite number >= 0"),
+        {"r.csv": "case_id,arm,score,cost_usd\n1,a,1,-10\n1,b,1,0.5\n"},
+    ),
+    Case(
+        "cost with a dollar sign",
+        ("compare", "{d}/r.csv"),
+        ("'cost_usd'", "'$0.10'"),
+        {"r.csv": "case_id,arm,score,cost_usd\n1,a,1,$0.10\n1,b,1,0.5\n"},
+    ),
+    Case(
+        "cost as a word",
+        ("compare", "{d}/r.csv"),
+        ("'cost_usd'", "'free'"),
+        {"r.csv": "case_id,arm,score,cost_usd\n1,a,1,0.2\n1,b,1,free\n"},
+    ),
+    Case(
+        "bad sample weight",
+        ("compare", "{d}/r.csv"),
+        ("'sample_weight'",),
+        {"r.csv": "case_id,arm,score,sample_weight\n1,a,1,0\n1,b,1,2\n"},
+    ),
+    Case(
+        "score outside declared scale",
+        ("compare", "{d}/r.csv", "--scale", "1,5"),
+        ("outside the declared scale",),
+        {"r.csv": "case_id,arm,score\n1,a,1\n1,b,9\n"},
+    ),
+    Case(
+        "jsonl duplicate key",
+        ("compare", "{d}/r.jsonl"),
+        ("line 1", "duplicate key"),
+        {
+            "r.jsonl": '{"case_id":"1","arm":"a","score":1,"score":0}\n'
+            '{"case_id":"1","arm":"b","score":1}\n'
+        },
+    ),
+    Case("jsonl not json", ("compare", "{d}/r.jsonl"), ("r.jsonl",), {"r.jsonl": "{not json\n"}),
+    Case(
+        "parquet that is not",
+        ("compare", "{d}/r.parquet"),
+        ("PARQUET",),
+        {"r.parquet": "this is not parquet\n"},
+    ),
+    Case(
+        "zip that is no log",
+        ("compare", "{d}/r.xlsx"),
+        ("zip archive",),
+        {"r.xlsx": _zip({"xl/workbook.xml": "<w/>"})},
+    ),
+    Case("binary junk", ("compare", "{d}/r.bin"), ("binary",), {"r.bin": bytes(range(256)) * 4}),
+    Case("unknown format prefix", ("compare", "nosuch:{d}/r.csv"), ("unknown format 'nosuch'",)),
+    Case(
+        "single arm",
+        ("compare", "{d}/r.csv"),
+        ("only one arm",),
+        {"r.csv": "case_id,arm,score\n1,a,1\n2,a,0\n"},
+    ),
+    # -- options -----------------------------------------------------------------------------
+    Case(
+        "unknown baseline",
+        ("compare", "{d}/r.csv", "--baseline", "zeta"),
+        ("'zeta'",),
+        {"r.csv": GOOD},
+    ),
+    Case(
+        "carriage-return baseline",
+        ("compare", "{d}/r.csv", "--baseline", "\r"),
+        ("unknown arm",),
+        {"r.csv": GOOD},
+    ),
+    Case(
+        "negative list limit",
+        ("compare", "{d}/r.csv", "--list-limit", "-5"),
+        ("--list-limit",),
+        {"r.csv": GOOD},
+    ),
+    Case(
+        "nan scale",
+        ("compare", "{d}/r.csv", "--scale", "nan,5"),
+        ("--scale", "finite"),
+        {"r.csv": GOOD},
+    ),
+    Case(
+        "inverted scale", ("compare", "{d}/r.csv", "--scale", "5,1"), ("--scale",), {"r.csv": GOOD}
+    ),
+    Case(
+        "confidence of 1",
+        ("compare", "{d}/r.csv", "--confidence", "1"),
+        ("confidence",),
+        {"r.csv": GOOD},
+    ),
+    Case("bad --arm", ("compare", "--arm", "nofile"), ("--arm takes NAME=FILE",)),
+    Case(
+        "bad --columns",
+        ("compare", "{d}/r.csv", "--columns", "case_id"),
+        ("--columns",),
+        {"r.csv": GOOD},
+    ),
+    Case(
+        "--columns names a missing column",
+        ("compare", "{d}/r.csv", "--columns", "case_id=nope"),
+        ("'nope'",),
+        {"r.csv": GOOD},
+    ),
+    Case(
+        "--filter on tidy rows",
+        ("compare", "{d}/r.csv", "--filter", "x"),
+        ("--filter does not apply",),
+        {"r.csv": GOOD},
+    ),
+    Case(
+        "--case-key on tidy rows",
+        ("compare", "{d}/r.csv", "--case-key", "x"),
+        ("--case-key",),
+        {"r.csv": GOOD},
+    ),
+    Case(
+        "--run without --store",
+        ("compare", "{d}/r.csv", "--run", "x"),
+        ("--run needs --store",),
+        {"r.csv": GOOD},
+    ),
+    # -- mix and traffic files ---------------------------------------------------------------
+    Case(
+        "mix names an unknown slice",
+        ("compare", "{d}/r.csv", "--mix", "{d}/m.csv"),
+        ("'s9'",),
+        {"r.csv": TWO, "m.csv": "slice,weight\ns1,1\ns9,2\n"},
+    ),
+    Case(
+        "negative mix weight",
+        ("compare", "{d}/r.csv", "--mix", "{d}/m.csv"),
+        ("weight",),
+        {"r.csv": TWO, "m.csv": "slice,weight\ns1,-1\ns2,1\n"},
+    ),
+    Case(
+        "mix weight true",
+        ("compare", "{d}/r.csv", "--mix", "{d}/m.json"),
+        ("JSON number",),
+        {"r.csv": TWO, "m.json": '{"s1": true, "s2": 1}'},
+    ),
+    Case(
+        "mix weight text",
+        ("compare", "{d}/r.csv", "--mix", "{d}/m.json"),
+        ("JSON number",),
+        {"r.csv": TWO, "m.json": '{"s1": "1", "s2": 1}'},
+    ),
+    Case(
+        "all-zero mix",
+        ("compare", "{d}/r.csv", "--mix", "{d}/m.csv"),
+        ("all weights are zero",),
+        {"r.csv": TWO, "m.csv": "slice,weight\ns1,0\ns2,0\n"},
+    ),
+    Case(
+        "mix without columns",
+        ("compare", "{d}/r.csv", "--traffic", "{d}/m.csv"),
+        ("slice,weight",),
+        {"r.csv": TWO, "m.csv": "a,b\n1,2\n"},
+    ),
+    Case(
+        "mix not json",
+        ("compare", "{d}/r.csv", "--mix", "{d}/m.json"),
+        ("not valid JSON",),
+        {"r.csv": TWO, "m.json": "{"},
+    ),
+    Case(
+        "mix slice twice",
+        ("compare", "{d}/r.csv", "--mix", "{d}/m.csv"),
+        ("listed twice",),
+        {"r.csv": TWO, "m.csv": "slice,weight\ns1,1\ns1,2\n"},
+    ),
+    # -- policies ----------------------------------------------------------------------------
+    Case(
+        "policy unknown key",
+        ("gate", "{d}/r.csv", "--policy", "{d}/p.toml"),
+        ("p.toml", "max_regresion"),
+        {"r.csv": GOOD, "p.toml": "max_regresion = 0.1\n"},
+    ),
+    Case(
+        "policy negative margin",
+        ("gate", "{d}/r.csv", "--policy", "{d}/p.toml"),
+        ("p.toml", "margin"),
+        {"r.csv": GOOD, "p.toml": "max_regression = -0.1\n"},
+    ),
+    Case(
+        "policy not toml",
+        ("gate", "{d}/r.csv", "--policy", "{d}/p.toml"),
+        ("p.toml",),
+        {"r.csv": GOOD, "p.toml": "max_regression = = 1\n"},
+    ),
+    Case(
+        "policy unknown slice",
+        ("gate", "{d}/r.csv", "--policy", "{d}/p.toml"),
+        ("p.toml", "nosuch"),
+        {"r.csv": GOOD, "p.toml": "[slices.nosuch]\nmax_regression = 0.1\n"},
+    ),
+    Case("gate without policy", ("gate", "{d}/r.csv"), ("--policy",), {"r.csv": GOOD}),
+    # -- plan and sample ---------------------------------------------------------------------
+    Case(
+        "plan budget beyond a float",
+        (
+            "plan",
+            "--sd",
+            "1",
+            "--effect",
+            "0.2",
+            "--traffic",
+            "{d}/m.csv",
+            "--budget",
+            "9223372036854775000",
+        ),
+        ("budget",),
+        {"m.csv": "slice,weight\ns1,1\n"},
+    ),
+    Case(
+        "plan floor without budget",
+        ("plan", "--sd", "1", "--effect", "0.2", "--floor", "3"),
+        ("--floor",),
+    ),
+    Case(
+        "sample missing --by column",
+        ("sample", "{d}/t.csv", "-o", "{d}/o.csv", "--by", "nope"),
+        ("'nope'",),
+        {"t.csv": "id,task\n1,a\n"},
+    ),
+    Case(
+        "sample output suffix",
+        ("sample", "{d}/t.csv", "-o", "{d}/o.xlsx", "--by", "task"),
+        ("suffix",),
+        {"t.csv": "id,task\n1,a\n"},
+    ),
+    Case(
+        "sample bad band",
+        ("sample", "{d}/t.csv", "-o", "{d}/o.csv", "--band", "x=3,1"),
+        ("--band",),
+        {"t.csv": "id,x\n1,2\n"},
+    ),
+    # -- imported logs -----------------------------------------------------------------------
+    Case(
+        "truncated inspect log",
+        ("compare", "{d}/a.eval", "{d}/a.eval"),
+        ("a.eval", "truncated"),
+        {"a.eval": _cut(INSPECT[0], 0.5)},
+    ),
+    Case(
+        "inspect zip bomb",
+        ("compare", "{d}/b.eval", "{d}/b.eval"),
+        ("zip bomb",),
+        {
+            "b.eval": _zip(
+                {"_journal/start.json": "{}", "header.json": b"{" + b" " * (48 << 20) + b"}"}
+            )
+        },
+    ),
+    Case(
+        "inspect climbing member",
+        ("compare", "{d}/c.eval", "{d}/c.eval"),
+        ("climbing",),
+        {"c.eval": _zip({"_journal/start.json": "{}", "../x.json": "{}"})},
+    ),
+    Case(
+        "inspect log without spec",
+        ("compare", "{d}/d.eval", "{d}/d.eval"),
+        ("eval spec",),
+        {"d.eval": _zip({"_journal/start.json": json.dumps({"version": 2})})},
+    ),
+    Case(
+        "inspect --strict", ("compare", str(INSPECT[0]), str(INSPECT[1]), "--strict"), ("--strict",)
+    ),
+    Case(
+        "inspect bad case key",
+        ("compare", str(INSPECT[0]), str(INSPECT[1]), "--case-key", "x.y"),
+        ("--case-key",),
+    ),
+    Case(
+        "truncated promptfoo",
+        ("compare", "{d}/results.json"),
+        ("truncated",),
+        {"results.json": _cut(PROMPTFOO, 0.2)},
+    ),
+    Case(
+        "promptfoo bad case key",
+        ("compare", str(PROMPTFOO), "--case-key", "testIdx"),
+        ("--case-key",),
+    ),
+    Case(
+        "truncated lm-eval samples",
+        ("compare", "{d}/" + LMEVAL[0].name, "--arm", "x={d}/" + LMEVAL[0].name),
+        ("line",),
+        {LMEVAL[0].name: _cut(LMEVAL[0], 0.5)},
+    ),
+    Case(
+        "lm-eval unknown filter",
+        ("compare", str(LOGS / "lmeval" / "v0.4.13"), "--filter", "nope"),
+        ("--filter 'nope'",),
+    ),
+    Case(
+        "helm stats not a list",
+        ("compare", "{d}/run"),
+        ("per-instance",),
+        {"run/per_instance_stats.json": '{"instance_id": 1}'},
+    ),
+    Case(
+        "helm truncated stats",
+        ("compare", "{d}/run"),
+        ("truncated",),
+        {"run/per_instance_stats.json": _cut(HELM_STATS[0], 0.3)},
+    ),
+    Case("import without output", ("import", "auto", "{d}/r.csv"), ("-o OUT",), {"r.csv": GOOD}),
+    Case(
+        "import unknown format",
+        ("import", "nosuch", "{d}/r.csv", "-o", "{d}/o.parquet"),
+        ("unknown format",),
+        {"r.csv": GOOD},
+    ),
+    Case(
+        "import output suffix",
+        ("import", "auto", "{d}/r.csv", "-o", "{d}/o.xlsx"),
+        ("suffix",),
+        {"r.csv": GOOD},
+    ),
+    Case(
+        "import overlapping logs",
+        ("import", "inspect", str(INSPECT[0]), str(INSPECT[0]), "-o", "{d}/o.parquet"),
+        ("overlap",),
+    ),
+]
+
+
+def test_the_corpus_is_large_and_every_name_is_unique() -> None:
+    assert len(CASES) >= 60
+    assert len({c.name for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_bad_input_is_one_line_with_exit_2(case: Case, tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+    for name, content in case.files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if callable(content):
+            content(path)
+        elif isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+    args = [a.replace("{d}", str(tmp_path)) for a in case.args]
+    one_line_error(run_cli(*args), *case.needles)
