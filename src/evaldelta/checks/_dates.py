@@ -26,6 +26,8 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from evaldelta.checks._patterns import UserPattern
+
 __all__ = ["DateMatch", "commitment_dates", "is_negated", "normalize_text"]
 
 _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
@@ -125,13 +127,24 @@ def _is_past(text: str, start: int) -> bool:
 
 
 def commitment_dates(
-    text: str, *, ignore_negated: bool = True, extra: Iterable[re.Pattern[str]] = ()
+    text: str,
+    *,
+    ignore_negated: bool = True,
+    extra: Iterable[re.Pattern[str] | UserPattern] = (),
 ) -> list[DateMatch]:
-    """Every date commitment in ``text``, in order of position (overlaps reported once)."""
+    """Every date commitment in ``text``, in order of position (overlaps reported once).
+
+    ``extra`` are the checks file's ``extra_patterns`` (compiled by
+    :func:`~evaldelta.checks._patterns.compile_pattern`: a slow one raises
+    :class:`~evaldelta.checks._patterns.PatternTimeout`).
+    """
     norm = normalize_text(text)
     found: dict[int, DateMatch] = {}
     covered: list[tuple[int, int]] = []
-    patterns = [*_COMPILED, *(("user pattern", p) for p in extra)]
+    patterns: list[tuple[str, re.Pattern[str] | UserPattern]] = [
+        *_COMPILED,
+        *(("user pattern", p) for p in extra),
+    ]
     for label, pattern in patterns:
         for m in pattern.finditer(norm):
             if _NOT_DATES.match(m.group(0)):

@@ -3,6 +3,12 @@
 A check is built from a :class:`~evaldelta.checks._spec.CheckSpec` by :func:`build_check`,
 which validates every option first (a bad regex, a schema that is not a schema, a python
 function that will not import) and names the checks file, line, field and value.
+
+User patterns are compiled and matched by :mod:`evaldelta.checks._patterns` (the ``regex``
+package, with size limits and a per-reply timeout). A pattern that times out on a reply
+leaves that reply's check unscored (``passed`` None) with the reason "not scored: the
+regular expression '...' timed out after 1 s on this text (...)", never a pass or a fail;
+:func:`timed_out` tells those results apart.
 """
 
 from __future__ import annotations
@@ -19,10 +25,11 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped]
 
 from evaldelta.checks._dates import commitment_dates, is_negated, normalize_text
+from evaldelta.checks._patterns import PatternTimeout, UserPattern, compile_pattern
 from evaldelta.checks._spec import CheckSpec
 from evaldelta.errors import BadValueError, Location
 
-__all__ = ["Check", "CheckResult", "build_check", "split_values"]
+__all__ = ["Check", "CheckResult", "build_check", "split_values", "timed_out"]
 
 Case = Mapping[str, Any]
 _WORD = re.compile(r"\w", re.UNICODE)
@@ -101,13 +108,30 @@ def _str(spec: CheckSpec, key: str) -> str:
     return value
 
 
-def _regex(spec: CheckSpec, key: str, value: object, ignore_case: bool) -> re.Pattern[str]:
+def _regex(spec: CheckSpec, key: str, value: object, ignore_case: bool) -> UserPattern:
     if not isinstance(value, str) or not value:
         raise spec.error(key, "must be a regular expression (text)", value)
     try:
-        return re.compile(value, re.IGNORECASE if ignore_case else 0)
-    except re.error as exc:
-        raise spec.error(key, f"not a valid regular expression: {exc}", value) from None
+        return compile_pattern(value, ignore_case=ignore_case)
+    except ValueError as exc:
+        raise spec.error(key, str(exc), value) from None
+
+
+_NOT_SCORED = "not scored: "
+
+
+def _timeout(spec: CheckSpec, exc: PatternTimeout) -> CheckResult:
+    """The unscored result of a pattern that gave up on a reply (see :func:`timed_out`)."""
+    return CheckResult(spec.id, None, None, _NOT_SCORED + str(exc))
+
+
+def timed_out(result: CheckResult) -> bool:
+    """Whether ``result`` is unscored because one of its patterns timed out on the reply."""
+    return (
+        result.passed is None
+        and result.reason.startswith(_NOT_SCORED + "the regular expression ")
+        and " timed out after " in result.reason
+    )
 
 
 def _result(spec: CheckSpec, ok: bool, why: str, stated: tuple[str, ...] = ()) -> CheckResult:
@@ -134,12 +158,14 @@ def _regex_check(spec: CheckSpec, forbidden: bool) -> Check:
 
     def run(output: str, case: Case) -> CheckResult:
         text = normalize_text(output)
-        hits = [
-            m for m in pattern.finditer(text) if not (skip_negated and is_negated(text, m.start()))
-        ]
+        try:
+            found = list(pattern.finditer(text))
+        except PatternTimeout as exc:
+            return _timeout(spec, exc)
+        hits = [m for m in found if not (skip_negated and is_negated(text, m.start()))]
         if forbidden:
             return _result(spec, not hits, f"forbidden text {hits[0].group(0)!r}" if hits else "")
-        return _result(spec, bool(hits), f"required pattern {pattern.pattern!r} not found")
+        return _result(spec, bool(hits), f"required pattern {pattern.source!r} not found")
 
     return Check(spec, run)
 
@@ -152,7 +178,10 @@ def _no_commitment_date(spec: CheckSpec) -> Check:
     skip_negated = _bool(spec, "ignore_negated", True)
 
     def run(output: str, case: Case) -> CheckResult:
-        found = commitment_dates(output, ignore_negated=skip_negated, extra=extra)
+        try:
+            found = commitment_dates(output, ignore_negated=skip_negated, extra=extra)
+        except PatternTimeout as exc:
+            return _timeout(spec, exc)
         why = "; ".join(f"{m.kind} {m.text!r}" for m in found)
         return _result(spec, not found, f"commits to a date: {why}", tuple(m.text for m in found))
 
@@ -224,7 +253,10 @@ def _allowed_values(spec: CheckSpec) -> Check:
         if case.get(name) is None:
             return CheckResult(spec.id, None, None, f"the case has no value in {name!r}")
         permitted = {_canon(v) for v in split_values(case.get(name))}
-        values = stated(normalize_text(output))
+        try:
+            values = stated(normalize_text(output))
+        except PatternTimeout as exc:
+            return _timeout(spec, exc)
         bad = [v for v in values if v not in permitted]
         why = f"states {', '.join(map(repr, bad))}; {name} permits {sorted(permitted)}"
         return _result(spec, not bad, why, tuple(values))

@@ -6,6 +6,10 @@ any fails, blank when none fails but one could not be scored), ``judge_score.<id
 graded judge (and ``judge_score`` when there is exactly one). Pairwise judges write
 ``pairwise.<id>`` (1 win, 0 loss, 0.5 tie or position flip). Both the binary predicate and
 the graded score stay separate metrics, so a rubric never softens a failure.
+
+A user pattern that times out on a reply leaves that row's check blank with the reason
+"not scored: the regular expression ... timed out"; :attr:`ScoreResult.timed_out` counts
+those rows per check (and ``<out>.meta.json`` records the counts).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from evaldelta.checks._judge import (
     judge_pairwise,
     judge_single,
 )
-from evaldelta.checks._mechanical import Check, CheckResult, build_check
+from evaldelta.checks._mechanical import Check, CheckResult, build_check, timed_out
 from evaldelta.checks._spec import CheckSpec, read_checks
 from evaldelta.errors import (
     JudgeError,
@@ -145,6 +149,8 @@ class ScoreResult:
     seed: int
     judges: tuple[JudgePins, ...] = ()
     pairwise: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    timed_out: Mapping[str, int] = field(default_factory=dict)
+    """Rows left unscored because a check's pattern timed out, by check id (none: empty)."""
 
     def meta(self) -> dict[str, Any]:
         """The JSON-able record of pins (checks file hash, judge pins, seed, flips)."""
@@ -156,6 +162,7 @@ class ScoreResult:
             "shuffle_seed": self.seed,
             "judges": [p.__dict__ for p in self.judges],
             "pairwise": {k: dict(v) for k, v in self.pairwise.items()},
+            "timed_out_checks": dict(self.timed_out),
         }
 
 
@@ -299,9 +306,13 @@ class _Scoring:
         for r in out:
             for c in checks.mechanical:
                 _put(r, CheckResult(c.id, None))
+        self.timed_out: dict[str, int] = {}
         for i in self.scored:
             for c in checks.mechanical:
-                _put(out[i], c.evaluate(str(out[i]["output"]), out[i]))
+                result = c.evaluate(str(out[i]["output"]), out[i])
+                if timed_out(result):
+                    self.timed_out[c.id] = self.timed_out.get(c.id, 0) + 1
+                _put(out[i], result)
         names = {str(r[k]) for r in out for k in NAME_COLUMNS if r.get(k) not in (None, "")}
         self.names = sorted(names | {str(n) for n in redact_names if n})
         self.pins: list[JudgePins] = []
@@ -331,6 +342,7 @@ class _Scoring:
             seed,
             tuple(self.pins),
             self.pairwise,
+            self.timed_out,
         )
 
 

@@ -5,7 +5,9 @@ calls its strong step instead; the attempt records which model answered (``model
 whether it escalated, every call with its tokens, cost and latency, and the verifier's
 result (``verifier_json``). The calls themselves go through a :data:`Caller` (the
 scheduler's: cache, lanes, prices, store) and a judge verifier through a :data:`Verify`,
-so this module makes no I/O of its own.
+so this module makes no I/O of its own. A verifier that fails (its callable raises, its
+regex times out on the output: see :mod:`evaldelta.run.scoring`) makes the attempt an
+error whose message names the verifier; it neither keeps nor escalates the cheap output.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from evaldelta.errors import EvaldeltaError
 from evaldelta.run.checking import CheckRunner, Verdict, Verifier
 from evaldelta.run.config import Arm, CascadeArm, ModelArm, RunConfig
 
@@ -115,6 +118,9 @@ async def _cascade(
         return Outcome(None, f"cheap step: {first.error}", cheap.model, None, False, (first,))
     try:
         verdict = await verify(arm.verifier, first.text or "", case)
+    except EvaldeltaError as exc:  # e.g. a verifier regex that timed out on this output
+        message = f"verifier: {exc}"
+        return Outcome(first.text, message, cheap.model, first.model_version, False, (first,))
     except Exception as exc:  # a user's verifier callable or the judge's call failed
         message = f"verifier raised {type(exc).__name__}: {exc}"
         return Outcome(first.text, message, cheap.model, first.model_version, False, (first,))

@@ -11,7 +11,8 @@ overall pass. Pairwise judges need two arms at once: score them afterwards with
 A cascade's verifier may come from a checks file:
 
 * ``verifier = { checks = "checks.yaml" }``: escalate when any mechanical check fails (a
-  check that cannot be scored, e.g. a missing case value, does not fail);
+  check that cannot be scored, e.g. a missing case value or a pattern that timed out on
+  the output, does not fail; it is listed under ``unscored``);
 * ``verifier = { judge = "tone", threshold = 3.5 }``: escalate when that judge check's graded
   score is below the threshold, or unreadable; without ``threshold``, when its verdict is not
   pass. The judge check is looked up in ``checks`` (default: the run's scoring checks).

@@ -4,16 +4,26 @@ A stopgap until the requirement checks and the judge (``evaldelta score``) land:
 passes when it matches anywhere in the output; a callable ``module:function`` is called as
 ``function(output, case)`` and returns a bool or a number (with ``threshold``, a number
 passes at ``>= threshold``).
+
+A regex is compiled and matched by :mod:`evaldelta.checks._patterns` (the ``regex`` package:
+size limits at load time, a timeout on every match). An invalid or too large pattern is a
+:class:`~evaldelta.errors.ConfigError` when the config loads. A pattern that times out on an
+output raises a one-line :class:`~evaldelta.errors.ConfigError` naming the config, line,
+field and pattern from :meth:`OutputCheck.value`; the run records it as that attempt's error
+(a scorer's: the attempt is unscored; a verifier's: the cascade attempt fails), rather than
+guessing a pass or a fail, and goes on with the other attempts.
 """
 
 from __future__ import annotations
 
 import importlib
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
+from evaldelta.checks import _patterns
+from evaldelta.checks._patterns import PatternTimeout, UserPattern, compile_pattern
 from evaldelta.errors import ConfigError, Location
 
 __all__ = ["OutputCheck"]
@@ -30,18 +40,21 @@ class OutputCheck:
 
     def __post_init__(self) -> None:
         if self.kind == "regex":
-            try:
-                re.compile(self.spec)
-            except re.error as exc:
-                raise ConfigError(
-                    f"not a valid regular expression ({exc})", Location(self.where, value=self.spec)
-                ) from None
+            _ = self.pattern  # compile now: a bad pattern fails before any paid call
         elif self.kind == "python":
             self.callable()  # import now: a typo fails before any paid call
         else:
             raise ConfigError(
                 f"a check is 'regex' or 'python', not {self.kind!r}", Location(self.where)
             )
+
+    @cached_property
+    def pattern(self) -> UserPattern:
+        """The compiled regex (``kind`` regex only)."""
+        try:
+            return compile_pattern(self.spec)
+        except ValueError as exc:
+            raise ConfigError(str(exc), Location(self.where, value=_short(self.spec))) from None
 
     def callable(self) -> Callable[[str, Mapping[str, Any]], Any]:
         """The Python function named by ``spec`` (``module:function``)."""
@@ -63,7 +76,14 @@ class OutputCheck:
     def value(self, output: str, case: Mapping[str, Any]) -> float:
         """The check's value on ``output``: 1.0/0.0, or the callable's number."""
         if self.kind == "regex":
-            return 1.0 if re.search(self.spec, output) else 0.0
+            try:
+                return 1.0 if self.pattern.search(output) is not None else 0.0
+            except PatternTimeout:
+                raise ConfigError(
+                    f"the regular expression timed out after {_patterns.MATCH_TIMEOUT:g} s on "
+                    "this output (it backtracks too much; simplify it)",
+                    Location(self.where, value=_short(self.spec)),
+                ) from None
         result = self.callable()(output, case)
         return float(result)
 
@@ -78,3 +98,7 @@ class OutputCheck:
         if self.threshold is not None:
             out["threshold"] = self.threshold
         return out
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 60 else text[:57] + "..."
