@@ -23,6 +23,7 @@ from evaldelta.model import (
     PairComparison,
     SliceDelta,
 )
+from evaldelta.report._facts import attempt_flag, attempt_sentence, coverage_sentence
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct, fmt_signed
 from evaldelta.report._plan_rows import PLAN_NOTE, PlanRow, inconclusive_slices, plan_rows
 from evaldelta.report.plots import ForestRow, HistogramPanel, RateRow
@@ -119,6 +120,10 @@ class PairView:
     weight_rows: list[tuple[str, list[str]]] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
     flag: str | None = None
+    attempts: str = ""  # per attempt beside per case (repeats only), as text words it
+    attempt_flag: str | None = None  # the two disagree in sign
+    coverage: str = ""  # cases in one arm only, counted
+    coverage_rows: list[tuple[str, str, str]] = field(default_factory=list)
     table: dict[str, int] | None = None
     evidence: list[str] = field(default_factory=list)
     informative: str = ""
@@ -346,6 +351,21 @@ def _evidence(view: PairView, pair: PairComparison, single: bool) -> None:
         )
 
 
+def _shared_facts(
+    view: PairView, pair: PairComparison, metric: MetricResult, ordered: Sequence[SliceDelta]
+) -> None:
+    """What the text report says too: per attempt against per case, one-arm-only cases."""
+    view.attempts = attempt_sentence(pair, metric) or ""
+    view.attempt_flag = attempt_flag(pair, metric)
+    view.coverage = coverage_sentence(pair) or ""
+    if view.coverage:
+        view.coverage_rows = [
+            (d.slice, str(d.only_in_baseline), str(d.only_in_candidate))
+            for d in ordered
+            if d.only_in_baseline or d.only_in_candidate
+        ]
+
+
 def pair_view(
     comparison: Comparison,
     metric: MetricResult,
@@ -394,6 +414,7 @@ def pair_view(
                 f"carrying {fmt_pct(s.dropped_weight, 1)} of the weight"
             )
     view.flag = _flag(pair, binary)
+    _shared_facts(view, pair, metric, ordered)
     _evidence(view, pair, single)
     view.moved = _moved(pair)
     view.moved_total = pair.discordant_total

@@ -9,6 +9,7 @@ them) and a dot plot of the three means per slice. Markdown: one line.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,12 +36,19 @@ def _cost_ratio(s: ThreeArmSlice) -> float | None:
     return s.cost[1].total_usd / strong if strong else math.nan
 
 
-def three_arm_sentence(t: ThreeArmSummary) -> str:
-    """The answer: how much of the cheap-to-strong gap the cascade recovered, at what cost."""
+def _same(text: str) -> str:
+    return text
+
+
+def three_arm_sentence(t: ThreeArmSummary, name: Callable[[str], str] = _same) -> str:
+    """The answer: how much of the cheap-to-strong gap the cascade recovered, at what cost.
+
+    ``name`` escapes the arm name for the caller's format (Markdown).
+    """
     o = t.overall
     share = "" if not math.isfinite(o.recovered_share) else f" ({fmt_pct(o.recovered_share)})"
     ratio = _cost_ratio(o)
-    cost = f" at {fmt_pct(ratio)} of {t.strong}'s cost" if ratio is not None else ""
+    cost = f" at {fmt_pct(ratio)} of {name(t.strong)}'s cost" if ratio is not None else ""
     esc = ""
     if o.escalation_rate is not None:
         esc = (
@@ -174,15 +182,18 @@ def three_arm_lines(t: ThreeArmSummary, confidence: str) -> list[str]:
 
 
 def three_arm_markdown(t: ThreeArmSummary) -> str:
-    """One Markdown line: the sentence and the largest-gap slice."""
+    """One Markdown line: the sentence and the largest-gap slice (names escaped)."""
+    from evaldelta.report._escape import md_code, md_text
+
     top = t.slices[0] if t.slices else None
     where = ""
     if top is not None and math.isfinite(top.gap.estimate):
         where = (
-            f" Largest gap: {top.slice} ({fmt_signed(top.gap.estimate)}, {t.strong} − {t.cheap})."
+            f" Largest gap: {md_text(top.slice)} ({fmt_signed(top.gap.estimate)}, "
+            f"{md_text(t.strong)} − {md_text(t.cheap)})."
         )
-    roles = f"`{t.cheap}` → `{t.cascade}` → `{t.strong}`"
-    return f"- **Three arms** ({roles}): {three_arm_sentence(t)}{where}"
+    roles = f"{md_code(t.cheap)} → {md_code(t.cascade)} → {md_code(t.strong)}"
+    return f"- **Three arms** ({roles}): {three_arm_sentence(t, md_text)}{where}"
 
 
 @dataclass

@@ -8,6 +8,7 @@ import math
 from typing import Any
 
 from evaldelta.audit import AuditResult, RetrievalAudit
+from evaldelta.report._escape import term_text
 
 __all__ = ["audit_to_json", "render_audit_text", "render_retrieval_text"]
 
@@ -95,7 +96,7 @@ def render_audit_text(result: AuditResult, *, claim: str | None = None) -> str:
             f"  precision of the exact-match suite: {len(tri.substantive)}/{tri.failures} = "
             f"{_pct(tri.precision)} of its red cases are worth reading"
         )
-    return "\n".join(out) + "\n"
+    return "\n".join(term_text(line) for line in out) + "\n"
 
 
 def render_retrieval_text(result: RetrievalAudit) -> str:
@@ -124,7 +125,7 @@ def render_retrieval_text(result: RetrievalAudit) -> str:
         out.append(
             "  The winner follows authorship: label a pool built from every system's results."
         )
-    return "\n".join(out) + "\n"
+    return "\n".join(term_text(line) for line in out) + "\n"
 
 
 def _plain(value: Any) -> Any:

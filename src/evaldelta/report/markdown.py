@@ -1,18 +1,26 @@
-"""A compact Markdown summary for a pull-request comment."""
+"""A compact Markdown summary for a pull-request comment.
+
+Per metric and candidate: the text report's answer sentence first, the three worst slices
+by interval (among slices with enough cases), all cases, then the standardized and pooled
+numbers, the per-attempt contrast, the evidence and the cases in one arm only. Every name
+from the data goes through :func:`~evaldelta.report._escape.md_text` (or ``md_code``), so
+the comment renders the names as text: no table, HTML, link, mention or heading from data.
+"""
 
 from __future__ import annotations
 
-import math
-
-from evaldelta.model import Comparison, SliceDelta
+from evaldelta.model import ArmSlice, Comparison, MetricResult, PairComparison
+from evaldelta.report._escape import md_code, md_text
+from evaldelta.report._facts import (
+    attempt_flag,
+    attempt_sentence,
+    coverage_per_slice,
+    coverage_sentence,
+    worst_slices,
+)
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct
 
 __all__ = ["render_markdown"]
-
-
-def _key(d: SliceDelta) -> float:
-    res = d.main
-    return res.estimate if res is not None and math.isfinite(res.estimate) else math.inf
 
 
 def _pin_warning(comparison: Comparison) -> list[str]:
@@ -21,7 +29,9 @@ def _pin_warning(comparison: Comparison) -> list[str]:
     from evaldelta.report._pins import fmt_pin
 
     shown = "; ".join(
-        f"`{d.key}` (" + ", ".join(f"{a} {fmt_pin(v)}" for a, v in d.values.items()) + ")"
+        f"{md_code(d.key)} ("
+        + ", ".join(f"{md_text(a)} {md_text(fmt_pin(v))}" for a, v in d.values.items())
+        + ")"
         for d in comparison.pin_differences
     )
     return [
@@ -31,58 +41,109 @@ def _pin_warning(comparison: Comparison) -> list[str]:
     ]
 
 
+def _ranked_note(ranked: int, below: int, minimum: int, unit: str) -> str:
+    """Which slices the table ranks, and how many it leaves out for having too few cases."""
+    note = (
+        f"_Worst first by the interval's upper bound, among slices with at least {minimum} {unit}"
+    )
+    if below:
+        slices = "slice has" if below == 1 else "slices have"
+        note += f"; {below} {slices} fewer and {'is' if below == 1 else 'are'} not ranked"
+    if not ranked:
+        note += "; no slice qualifies"
+    return note + "._"
+
+
+def _slice_table(
+    pair: PairComparison, arms: tuple[ArmSlice, ...], binary: bool, conf: str
+) -> list[str]:
+    b, c = md_text(pair.baseline), md_text(pair.candidate)
+    out = [f"| slice | {c} − {b} | {conf} interval | p (Holm) | n |", "|---|---:|---|---:|---:|"]
+    worst = worst_slices(pair, arms)
+    for d in worst.shown:
+        res = d.main
+        if res is None:
+            continue
+        out.append(
+            f"| {md_text(d.slice)} | {fmt_delta(res.estimate, binary)} | "
+            f"{fmt_ci(res.ci.low, res.ci.high, binary)} | {fmt_p(d.pvalue_holm)} | "
+            f"{d.n_pairs or ''} |"
+        )
+    o = pair.overall.main
+    if o is not None:
+        out.append(
+            f"| **all cases** | {fmt_delta(o.estimate, binary)} | "
+            f"{fmt_ci(o.ci.low, o.ci.high, binary)} | {fmt_p(o.pvalue)} | "
+            f"{pair.overall.n_pairs or ''} |"
+        )
+    unit = "pairs" if pair.paired_available else "scored cases in each arm"
+    return [*out, "", _ranked_note(worst.ranked, worst.below, worst.minimum, unit), ""]
+
+
+def _bullets(pair: PairComparison, metric: MetricResult) -> list[str]:
+    binary = metric.kind == "binary"
+    out = [
+        f"- Standardized ({md_text(s.mix)}): {fmt_delta(s.delta.estimate, binary)} "
+        f"{fmt_ci(s.delta.ci.low, s.delta.ci.high, binary)}"
+        for s in pair.standardized
+    ]
+    out.append(
+        f"- Pooled (each arm on its own mix): {fmt(pair.pooled.baseline)} → "
+        f"{fmt(pair.pooled.candidate)} ({fmt_delta(pair.pooled.delta, binary)})"
+    )
+    attempts = attempt_sentence(pair, metric, md_text)
+    if attempts is not None:
+        out.append(f"  - {attempts}")
+    flag = attempt_flag(pair, metric, md_text)
+    if flag is not None:
+        head, _, rest = flag.partition(": ")
+        out.append(f"- ⚠️ **{head}:** {rest}")
+    if pair.simpson is not None and pair.simpson.kind != "none":
+        word = "Simpson reversal" if pair.simpson.kind == "reversal" else "mix shift"
+        out.append(f"- ⚠️ **{word}**: pooled and standardized differences disagree in sign")
+    ov = pair.overall
+    if ov.informative is not None:
+        out.append(
+            f"- Informative pairs: {ov.informative}/{ov.n_pairs} ({fmt_pct(ov.informative_share)})"
+        )
+    coverage = coverage_sentence(pair, md_text)
+    if coverage is not None:
+        per_slice = coverage_per_slice(pair, md_text)
+        out.append(f"- {coverage}" + (f"; {per_slice}" if per_slice else ""))
+    return out
+
+
+def _pair_section(
+    comparison: Comparison,
+    metric: MetricResult,
+    by: str,
+    arms: tuple[ArmSlice, ...],
+    pair: PairComparison,
+) -> list[str]:
+    from evaldelta.report.text import _answer_lines
+
+    binary = metric.kind == "binary"
+    b, c = pair.baseline, pair.candidate
+    out = [
+        f"### evaldelta: {md_code(c)} vs {md_code(b)} · {md_text(metric.metric)} · by {md_text(by)}"
+    ]
+    out.append("")
+    answer = [line for line in _answer_lines(pair, binary, md_text) if line]
+    for line in answer:  # the text report's own sentences, names escaped
+        out += [line, ""]
+    if not pair.paired_available:
+        out += [f"> **No paired analysis:** {md_code(b)} and {md_code(c)} share no cases.", ""]
+    out += _slice_table(pair, arms, binary, fmt_pct(comparison.confidence))
+    return [*out, *_bullets(pair, metric), ""]
+
+
 def render_markdown(comparison: Comparison) -> str:
-    """Per metric and candidate: worst slices, overall, standardized vs pooled, evidence."""
+    """Per metric and candidate: answer, worst slices, overall, standardized vs pooled, evidence."""
     out: list[str] = _pin_warning(comparison)
-    conf = fmt_pct(comparison.confidence)
     for metric in comparison.metrics:
-        binary = metric.kind == "binary"
         slicing = metric.slicings[0]
         for pair in slicing.pairs:
-            b, c = pair.baseline, pair.candidate
-            out.append(f"### evaldelta: `{c}` vs `{b}` · {metric.metric} · by {slicing.by}")
-            out.append("")
-            if not pair.paired_available:
-                out.append(f"> **No paired analysis:** `{b}` and `{c}` share no cases.")
-                out.append("")
-            out.append(f"| slice | {c} − {b} | {conf} interval | p (Holm) | n |")
-            out.append("|---|---:|---|---:|---:|")
-            for d in sorted(pair.slices, key=_key)[:3]:
-                res = d.main
-                if res is None:
-                    continue
-                out.append(
-                    f"| {d.slice} | {fmt_delta(res.estimate, binary)} | "
-                    f"{fmt_ci(res.ci.low, res.ci.high, binary)} | {fmt_p(d.pvalue_holm)} | "
-                    f"{d.n_pairs or ''} |"
-                )
-            o = pair.overall.main
-            if o is not None:
-                out.append(
-                    f"| **all cases** | {fmt_delta(o.estimate, binary)} | "
-                    f"{fmt_ci(o.ci.low, o.ci.high, binary)} | {fmt_p(o.pvalue)} | "
-                    f"{pair.overall.n_pairs or ''} |"
-                )
-            out.append("")
-            for s in pair.standardized:
-                out.append(
-                    f"- Standardized ({s.mix}): {fmt_delta(s.delta.estimate, binary)} "
-                    f"{fmt_ci(s.delta.ci.low, s.delta.ci.high, binary)}"
-                )
-            out.append(
-                f"- Pooled (each arm on its own mix): {fmt(pair.pooled.baseline)} → "
-                f"{fmt(pair.pooled.candidate)} ({fmt_delta(pair.pooled.delta, binary)})"
-            )
-            if pair.simpson is not None and pair.simpson.kind != "none":
-                word = "Simpson reversal" if pair.simpson.kind == "reversal" else "mix shift"
-                out.append(f"- ⚠️ **{word}**: pooled and standardized differences disagree in sign")
-            ov = pair.overall
-            if ov.informative is not None:
-                out.append(
-                    f"- Informative pairs: {ov.informative}/{ov.n_pairs} "
-                    f"({fmt_pct(ov.informative_share)})"
-                )
-            out.append("")
+            out += _pair_section(comparison, metric, slicing.by, slicing.arms, pair)
     if comparison.three_arm is not None:
         from evaldelta.report._three_arm import three_arm_markdown
 

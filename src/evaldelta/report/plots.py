@@ -118,6 +118,25 @@ def _finite(*values: float) -> bool:
     return all(math.isfinite(v) for v in values)
 
 
+# The forest plot spans the report's content column (1272 px at most): 12.8 in is 1229 px at
+# the browser's 96 px per inch; the HTML scales it to the column from there. The slice
+# labels get the room their longest label needs (DejaVu Sans at 9 pt averages about 0.075 in
+# a character), at most a third of the width; longer labels are shortened with an ellipsis.
+FOREST_WIDTH = 12.8
+FOREST_SIDE = 1.3  # inches right of the axes for "n=... · traffic"
+_CHAR_INCHES = 0.075
+_MAX_LABEL = int(FOREST_WIDTH / 3 / _CHAR_INCHES)
+
+
+def _short(label: str) -> str:
+    return label if len(label) <= _MAX_LABEL else label[: _MAX_LABEL - 1] + "…"
+
+
+def _label_room(labels: Sequence[str]) -> float:
+    longest = max((len(label) for label in labels), default=0)
+    return min(max(1.0, 0.25 + _CHAR_INCHES * longest), FOREST_WIDTH / 3 + 0.25)
+
+
 def forest_figure(
     rows: Sequence[ForestRow],
     *,
@@ -134,13 +153,18 @@ def forest_figure(
     with _style():
         n_rows = len(rows) + (1 if overall is not None else 0)
         height = 1.0 + 0.28 * max(n_rows, 1)
-        fig = Figure(figsize=(6.4, height))
-        ax = fig.add_axes((0.32, 0.7 / height, 0.50, 1 - 1.0 / height))
+        fig = Figure(figsize=(FOREST_WIDTH, height))
+        names = [_short(r.label) for r in rows] + ([_short(overall.label)] if overall else [])
+        left = _label_room(names)
+        width = FOREST_WIDTH - left - FOREST_SIDE
+        ax = fig.add_axes(
+            (left / FOREST_WIDTH, 0.7 / height, width / FOREST_WIDTH, 1 - 1.0 / height)
+        )
         labels: list[str] = []
         xs: list[float] = []
         for i, row in enumerate(rows):
             y = n_rows - 1 - i
-            labels.append(row.label)
+            labels.append(_short(row.label))
             colour = (
                 WORSE_COLOUR if row.high < 0 else BETTER_COLOUR if row.low > 0 else NEUTRAL_COLOUR
             )
@@ -158,14 +182,14 @@ def forest_figure(
         if overall is not None and _finite(overall.estimate, overall.low, overall.high):
             ax.plot([overall.low, overall.high], [0, 0], color="black", lw=2.2)
             ax.plot([overall.estimate], [0], "D", color="black", ms=5.5)
-            labels.append(overall.label)
+            labels.append(_short(overall.label))
             xs += [overall.low, overall.high]
             ax.text(
                 1.02, 0, f"n={overall.n}", transform=ax.get_yaxis_transform(), va="center",
                 fontsize=8,
             )  # fmt: skip
         elif overall is not None:
-            labels.append(overall.label)
+            labels.append(_short(overall.label))
         ax.set_yticks(range(n_rows - 1, -1, -1), [plain_label(lab) for lab in labels])
         ax.axvline(0, color="black", lw=0.8)
         margins = {r.margin for r in rows if r.margin is not None and math.isfinite(r.margin)}

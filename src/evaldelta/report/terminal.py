@@ -3,7 +3,9 @@
 Used by the CLI only when standard output is a terminal; piped or redirected output stays the
 plain :func:`~evaldelta.report.text.render_text`. Colour follows rich's rules: ``NO_COLOR``
 (any value) turns it off and the tables still read as tables. Data (slice names, arm names,
-case ids) is never parsed as rich markup: every cell is a :class:`rich.text.Text`.
+case ids) is never parsed as rich markup: every cell is a :class:`rich.text.Text`, made by
+:func:`_text`, which also drops every escape sequence and control character from the data
+(:func:`~evaldelta.report._escape.term_text`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from evaldelta.model import ArmSlice, Comparison, MetricResult, PairComparison
+from evaldelta.report._escape import term_text
 from evaldelta.report._format import fmt, fmt_pct
 from evaldelta.report.text import (
     _answer_lines,
@@ -25,19 +28,26 @@ from evaldelta.report.text import (
     _slice_cells,
     _sort_key,
     _standardized_lines,
+    baseline_line,
+    pin_warning_lines,
 )
 
 __all__ = ["print_terminal", "terminal_renderables"]
 
 
+def _text(text: str, style: str = "") -> Text:
+    """Data-bearing text for the terminal: never markup, never a control sequence."""
+    return Text(term_text(text), style=style)
+
+
 def _line(text: str) -> Text:
     if text.startswith("!") or text.lstrip().startswith("! "):
-        return Text(text, style="bold yellow")
+        return _text(text, style="bold yellow")
     if text.startswith("Answer:"):
-        return Text(text, style="bold")
+        return _text(text, style="bold")
     if text.startswith("Worst slice:"):
-        return Text(text, style="bold red")
-    return Text(text)
+        return _text(text, style="bold red")
+    return _text(text)
 
 
 def _slice_table(
@@ -53,7 +63,7 @@ def _slice_table(
     has_traffic = any(d.traffic_share is not None for d in pair.slices)
     arm_at = {(a.arm, a.slice): a for a in arms}
     table = Table(
-        title=Text(
+        title=_text(
             f"Per slice, worst first: {c} - {b}, in {unit} "
             f"({'paired on shared cases' if pair.paired_available else 'unpaired'})"
         ),
@@ -64,7 +74,7 @@ def _slice_table(
     if has_traffic:
         heads.append("traffic")
     for i, head in enumerate(heads):
-        table.add_column(Text(head), justify="left" if i in (0, 2) else "right")
+        table.add_column(_text(head), justify="left" if i in (0, 2) else "right")
     for d in sorted(pair.slices, key=_sort_key):
         cells = _slice_cells(d, binary, single, arm_at, b, c, has_traffic)
         res = d.main
@@ -73,9 +83,9 @@ def _slice_table(
             style = "red"
         elif res is not None and res.ci.low > 0:
             style = "green"
-        table.add_row(*(Text(x, style=style if i == 1 else "") for i, x in enumerate(cells)))
+        table.add_row(*(_text(x, style=style if i == 1 else "") for i, x in enumerate(cells)))
     cells = _slice_cells(pair.overall, binary, single, arm_at, b, c, has_traffic, overall=True)
-    table.add_row(*(Text(x, style="bold") for x in cells), end_section=True)
+    table.add_row(*(_text(x, style="bold") for x in cells), end_section=True)
     return table
 
 
@@ -91,7 +101,7 @@ def _pair_renderables(
     single = binary and not metric.repeated
     conf = fmt_pct(comparison.confidence)
     out: list[RenderableType] = [
-        Text(
+        _text(
             f"evaldelta compare · {b} -> {c} · metric: {_label(metric)} · by {by} · "
             f"{conf} intervals",
             style="bold cyan",
@@ -105,7 +115,7 @@ def _pair_renderables(
     lines = _standardized_lines(pair, binary, b, c)
     lines += _pooled_lines(pair, metric, arms, b, c)
     lines += _evidence_lines(pair, single, binary, b, c)
-    lines += _coverage_lines(pair, b, c)
+    lines += _coverage_lines(pair)
     lines += _arm_lines(arms, (b, c), single, conf)
     if pair.cost is not None:
         cost = pair.cost
@@ -119,15 +129,22 @@ def _pair_renderables(
 
 
 def terminal_renderables(comparison: Comparison) -> Group:
-    """The whole report as rich renderables (tables, coloured flags)."""
-    parts: list[RenderableType] = [_line(x) for x in _pin_lines(comparison)]
+    """The whole report as rich renderables (tables, coloured flags), in the text's order."""
+    head = [baseline_line(comparison), *pin_warning_lines(comparison), *_pin_lines(comparison)]
+    parts: list[RenderableType] = [_line(x) for x in head]
     for metric in comparison.metrics:
         for slicing in metric.slicings:
             for pair in slicing.pairs:
                 parts += _pair_renderables(comparison, metric, slicing.by, slicing.arms, pair)
+    if comparison.three_arm is not None:
+        from evaldelta.report._three_arm import three_arm_lines
+
+        lines = three_arm_lines(comparison.three_arm, fmt_pct(comparison.confidence))
+        parts += [_line(x) for x in lines]
+        parts.append(Text(""))
     if comparison.notes:
         parts.append(Text("Notes (undefined statistics are shown as n/a, never as 0):"))
-        parts += [Text(f"  - {n}") for n in comparison.notes]
+        parts += [_text(f"  - {n}") for n in comparison.notes]
     return Group(*parts)
 
 

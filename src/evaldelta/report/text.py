@@ -10,6 +10,7 @@ cases, cost and notes.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from evaldelta.model import (
     ALL_CASES,
@@ -18,6 +19,13 @@ from evaldelta.model import (
     MetricResult,
     PairComparison,
     SliceDelta,
+)
+from evaldelta.report._escape import term_text
+from evaldelta.report._facts import (
+    attempt_flag,
+    attempt_sentence,
+    coverage_per_slice,
+    coverage_sentence,
 )
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct, fmt_signed
 from evaldelta.stats import FixedMix, PairedResult, UnpairedResult
@@ -31,7 +39,12 @@ METHOD_NAMES = {
 
 
 def render_text(comparison: Comparison) -> str:
-    """Render a whole comparison as plain text (no colour codes)."""
+    """Render a whole comparison as plain text (no colour codes, no control characters).
+
+    Every line passes through :func:`~evaldelta.report._escape.term_text`, so no escape
+    sequence or control character from the data reaches the terminal; table cells are
+    cleaned before their widths are measured.
+    """
     out: list[str] = [baseline_line(comparison), *pin_warning_lines(comparison)]
     out.extend(_pin_lines(comparison))
     for metric in comparison.metrics:
@@ -47,7 +60,7 @@ def render_text(comparison: Comparison) -> str:
     if comparison.notes:
         out.append("Notes (undefined statistics are shown as n/a, never as 0):")
         out.extend(f"  - {n}" for n in comparison.notes)
-    return "\n".join(out).rstrip() + "\n"
+    return "\n".join(term_text(line) for line in out).rstrip() + "\n"
 
 
 def baseline_line(comparison: Comparison) -> str:
@@ -179,7 +192,7 @@ def _pair_block(
     lines.extend(_standardized_lines(pair, binary, b, c))
     lines.extend(_pooled_lines(pair, metric, arms, b, c))
     lines.extend(_evidence_lines(pair, single, binary, b, c))
-    lines.extend(_coverage_lines(pair, b, c))
+    lines.extend(_coverage_lines(pair))
     lines.extend(_arm_lines(arms, (b, c), single, conf))
     if pair.cost is not None:
         cost = pair.cost
@@ -227,9 +240,18 @@ def _arm_lines(
     return lines
 
 
-def _answer_lines(pair: PairComparison, binary: bool) -> list[str]:
-    """One or two sentences that answer the question before any table (higher = better)."""
-    b, c = pair.baseline, pair.candidate
+def _same(text: str) -> str:
+    return text
+
+
+def _answer_lines(
+    pair: PairComparison, binary: bool, name: Callable[[str], str] = _same
+) -> list[str]:
+    """One or two sentences that answer the question before any table (higher = better).
+
+    ``name`` escapes every name from the data for the caller's format (Markdown).
+    """
+    b, c = name(pair.baseline), name(pair.candidate)
     out = []
     res: PairedResult | UnpairedResult | FixedMix | None
     if pair.paired_available:
@@ -255,7 +277,7 @@ def _answer_lines(pair: PairComparison, binary: bool) -> list[str]:
         if worst_res is not None:
             share = f", {fmt_pct(d.traffic_share)} of traffic" if d.traffic_share else ""
             out.append(
-                f"Worst slice: {d.slice} {fmt_delta(worst_res.estimate, binary)} "
+                f"Worst slice: {name(d.slice)} {fmt_delta(worst_res.estimate, binary)} "
                 f"{fmt_ci(worst_res.ci.low, worst_res.ci.high, binary)}{share}; "
                 f"{len(below)} slice(s) regress with an interval below zero."
             )
@@ -264,6 +286,8 @@ def _answer_lines(pair: PairComparison, binary: bool) -> list[str]:
 
 def _table(header: list[str], rows: list[list[str]], left: tuple[int, ...]) -> list[str]:
     """Columns as wide as their widest cell; text columns left-aligned, numbers right."""
+    header = [term_text(cell) for cell in header]
+    rows = [[term_text(cell) for cell in r] for r in rows]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
 
     def line(cells: list[str]) -> str:
@@ -352,14 +376,12 @@ def _pooled_lines(
         f"{b} {fmt(pooled.baseline)}  {c} {fmt(pooled.candidate)}  "
         f"{c} - {b} {fmt_delta(pooled.delta, binary)}"
     ]
-    if metric.repeated:
-        lines.append(
-            f"  per attempt (every run counts once): {b} {fmt(pooled.baseline_attempt_mean)}  "
-            f"{c} {fmt(pooled.candidate_attempt_mean)}  "
-            f"{c} - {b} "
-            f"{fmt_delta(pooled.candidate_attempt_mean - pooled.baseline_attempt_mean, binary)}"
-            " (arms with more runs on some cases weigh those cases more)"
-        )
+    attempts = attempt_sentence(pair, metric)
+    if attempts is not None:
+        lines.append(f"  {attempts}")
+    flag = attempt_flag(pair, metric)
+    if flag is not None:
+        lines.append(f"! {flag}")
     sim = pair.simpson
     if sim is not None and sim.kind != "none" and sim.standardized_delta is not None:
         word = "Simpson reversal" if sim.kind == "reversal" else "Mix shift"
@@ -474,19 +496,13 @@ def _excludes_zero(d: SliceDelta) -> bool:
     return res is not None and (res.ci.high < 0 or res.ci.low > 0)
 
 
-def _coverage_lines(pair: PairComparison, b: str, c: str) -> list[str]:
+def _coverage_lines(pair: PairComparison) -> list[str]:
     lines = []
-    if pair.paired_available and (pair.only_in_baseline or pair.only_in_candidate):
-        lines.append(
-            f"Cases in one arm only (left out of the paired analysis, listed in JSON): "
-            f"only {b} {len(pair.only_in_baseline)}, only {c} {len(pair.only_in_candidate)}"
-        )
-        per_slice = [
-            f"{d.slice} {d.only_in_baseline}/{d.only_in_candidate}"
-            for d in pair.slices
-            if d.only_in_baseline or d.only_in_candidate
-        ]
-        lines.append(f"  per slice (only {b}/only {c}): {', '.join(per_slice)}")
+    sentence, per_slice = coverage_sentence(pair), coverage_per_slice(pair)
+    if sentence is not None:
+        lines.append(sentence)
+    if per_slice is not None:
+        lines.append(f"  {per_slice}")
     unscored = pair.overall.unscored_in_one
     if unscored:
         lines.append(f"Cases present in both arms but unlabeled in one: {unscored}")

@@ -1,16 +1,21 @@
 """Render a gate :class:`~evaldelta.gate.Verdict` as text, Markdown (a PR comment) or JSON.
 
 Every rule is listed with its outcome and the numbers behind it, failures first. Deltas of
-pass/fail metrics are in percentage points; rates and means with three decimals.
+pass/fail metrics are in percentage points; rates and means with three decimals. Markdown
+leads with the failing and inconclusive rules and folds the passing ones into a
+``<details>`` block; names from the data are escaped (``md_text``), and the text form
+drops control characters from them (``term_text``).
 """
 
 from __future__ import annotations
 
 import json as _json
+from collections.abc import Callable
 from typing import Any
 
 from evaldelta.gate import FAIL, INCONCLUSIVE, PASS, RuleResult, Verdict
 from evaldelta.model import Comparison, to_jsonable
+from evaldelta.report._escape import md_code, md_text, term_text
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_pct
 
 __all__ = [
@@ -51,10 +56,14 @@ def rule_numbers(rule: RuleResult, binary: bool) -> tuple[str, str, str, str]:
     return fmt(rule.estimate), "", fmt(rule.bound), n
 
 
-def _where(rule: RuleResult) -> str:
+def _same(text: str) -> str:
+    return text
+
+
+def _where(rule: RuleResult, name: Callable[[str], str] = _same) -> str:
     if rule.case_id is not None:
-        return f"case {rule.case_id} ({rule.slice})"
-    return rule.slice or ""
+        return f"case {name(rule.case_id)} ({name(str(rule.slice))})"
+    return name(rule.slice or "")
 
 
 def _outcome_word(rule: RuleResult) -> str:
@@ -75,13 +84,17 @@ def _headline(verdict: Verdict) -> str:
     return f"{head}. Rules: {counts or 'none'}."
 
 
-def _failures(verdict: Verdict) -> list[str]:
+def _failures(
+    verdict: Verdict, name: Callable[[str], str] = _same, *, candidate: bool = True
+) -> list[str]:
+    """One phrase per failing rule; ``candidate=False`` leaves out the (only) candidate."""
     out = []
     for r in _sorted(verdict):
         if r.outcome != FAIL:
             continue
-        where = _where(r)
-        out.append(f"{r.candidate}: {r.rule} fails on {where}" if where else r.rule)
+        where = _where(r, name)
+        what = f"{r.rule} fails on {where}" if where else r.rule
+        out.append(f"{name(r.candidate)}: {what}" if candidate else what)
     return out
 
 
@@ -111,12 +124,13 @@ def render_verdict_text(verdict: Verdict) -> str:
         out.append("Fails: " + "; ".join(fails) + ".")
     out.append(_basis_note(verdict))
     out.append("")
-    head = ("outcome", "rule", "candidate", "slice / case", "estimate", "interval", "bound", "n")
+    head = ["outcome", "rule", "candidate", "slice / case", "estimate", "interval", "bound", "n"]
     rows = [head]
     reasons = []
     for r in _sorted(verdict):
         est, ci, bound, n = rule_numbers(r, binary)
-        rows.append((_outcome_word(r), r.rule, r.candidate, _where(r), est, ci, bound, n))
+        cells = [_outcome_word(r), r.rule, r.candidate, _where(r), est, ci, bound, n]
+        rows.append([term_text(cell) for cell in cells])  # cleaned before widths are taken
         reasons.append(r.sentence)
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     for index, row in enumerate(rows):
@@ -126,39 +140,61 @@ def render_verdict_text(verdict: Verdict) -> str:
         else:
             line += "  why"
         out.append("  " + line)
-    return "\n".join(out).rstrip() + "\n"
+    return "\n".join(term_text(line) for line in out).rstrip() + "\n"
+
+
+def _markdown_table(rules: list[RuleResult], binary: bool, candidate: bool) -> list[str]:
+    """The rules as a Markdown table; the candidate column only when there are several."""
+    head = ["outcome", "rule", "slice / case", "estimate", "interval", "bound", "n", "why"]
+    align = ["---", "---", "---", "---:", "---", "---:", "---:", "---"]
+    if candidate:
+        head.insert(2, "candidate")
+        align.insert(2, "---")
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
+    for r in rules:
+        est, ci, bound, n = rule_numbers(r, binary)
+        word = _outcome_word(r)
+        cells = [f"**{word}**" if r.outcome == FAIL else word, md_text(r.rule)]
+        if candidate:
+            cells.append(md_text(r.candidate))
+        cells += [_where(r, md_text), est, ci, bound, n, md_text(r.sentence)]
+        out.append("| " + " | ".join(cells) + " |")
+    return out
 
 
 def render_verdict_markdown(verdict: Verdict) -> str:
-    """Markdown for a pull-request comment: badge, failures, then a table of every rule."""
+    """Markdown for a pull-request comment: badge, failures, the rules that decided.
+
+    The passing rules follow, folded into a ``<details>`` block (GitHub renders it closed).
+    """
     binary = verdict.kind == "binary"
+    several = len(verdict.candidates) > 1
+    names = ", ".join(md_code(c) for c in verdict.candidates)
     out = [
         f"### evaldelta gate: {_BADGE[verdict.decision]}",
         "",
-        f"`{', '.join(verdict.candidates)}` vs `{verdict.baseline}` · metric "
-        f"`{verdict.metric}` ({verdict.kind}) · by `{verdict.by}` · policy `{verdict.policy}`",
+        f"{names} vs {md_code(verdict.baseline)} · metric {md_code(verdict.metric)} "
+        f"({md_text(verdict.kind)}) · by {md_code(verdict.by)} · policy {md_code(verdict.policy)}",
         "",
-        _headline(verdict),
+        md_text(_headline(verdict)),
         "",
     ]
-    fails = _failures(verdict)
+    fails = _failures(verdict, md_text, candidate=several)
     if fails:
         out.extend(f"- **{f}**" for f in fails)
         out.append("")
-    out.append(
-        "| outcome | rule | candidate | slice / case | estimate | interval | bound | n | why |"
-    )
-    out.append("|---|---|---|---|---:|---|---:|---:|---|")
-    for r in _sorted(verdict):
-        est, ci, bound, n = rule_numbers(r, binary)
-        word = _outcome_word(r)
-        word = f"**{word}**" if r.outcome == FAIL else word
-        out.append(
-            f"| {word} | {r.rule} | {r.candidate} | {_where(r)} | {est} | {ci} | {bound} | "
-            f"{n} | {r.sentence} |"
-        )
-    out.append("")
-    out.append(f"_{_basis_note(verdict)}_")
+    ordered = _sorted(verdict)
+    deciding = [r for r in ordered if r.outcome != PASS]
+    passed = [r for r in ordered if r.outcome == PASS]
+    if deciding:
+        out += [*_markdown_table(deciding, binary, several), ""]
+    else:
+        out += ["No rule failed or was inconclusive.", ""]
+    if passed:
+        word = "rule" if len(passed) == 1 else "rules"
+        out += [f"<details><summary>{len(passed)} {word} passed</summary>", ""]
+        out += [*_markdown_table(passed, binary, several), "", "</details>", ""]
+    out.append(f"_{md_text(_basis_note(verdict))}_")
     return "\n".join(out).rstrip() + "\n"
 
 

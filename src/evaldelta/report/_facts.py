@@ -1,0 +1,171 @@
+"""Facts every report states the same way: text, rich, Markdown and HTML share these.
+
+Each function reads the Comparison and returns either a small frozen value or a sentence.
+Sentences take ``name``, the escaping function of the caller's format, applied to every
+name from the data (:func:`~evaldelta.report._escape.md_text` for Markdown; the identity for
+text, which escapes whole lines, and for HTML, which Jinja2 escapes).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from evaldelta.model import ArmSlice, MetricResult, PairComparison, SliceDelta
+from evaldelta.report._format import fmt, fmt_delta
+
+__all__ = [
+    "MIN_RANKED_N",
+    "AttemptContrast",
+    "WorstSlices",
+    "attempt_contrast",
+    "attempt_flag",
+    "attempt_sentence",
+    "coverage_per_slice",
+    "coverage_sentence",
+    "worst_slices",
+]
+
+Name = Callable[[str], str]
+
+
+def _same(text: str) -> str:
+    return text
+
+
+def coverage_sentence(pair: PairComparison, name: Name = _same) -> str | None:
+    """Cases present in one arm only, counted (None when every case is in both arms)."""
+    o = pair.overall
+    if not pair.paired_available or not (o.only_in_baseline or o.only_in_candidate):
+        return None
+    return (
+        f"Cases in one arm only (left out of the paired analysis, listed in JSON): "
+        f"only {name(pair.baseline)} {o.only_in_baseline}, "
+        f"only {name(pair.candidate)} {o.only_in_candidate}"
+    )
+
+
+def coverage_per_slice(pair: PairComparison, name: Name = _same) -> str | None:
+    """The one-arm-only counts of the slices that have any, ``slice b/c`` each."""
+    shown = [
+        f"{name(d.slice)} {d.only_in_baseline}/{d.only_in_candidate}"
+        for d in pair.slices
+        if d.only_in_baseline or d.only_in_candidate
+    ]
+    if coverage_sentence(pair) is None or not shown:
+        return None
+    b, c = name(pair.baseline), name(pair.candidate)
+    return f"per slice (only {b}/only {c}): {', '.join(shown)}"
+
+
+@dataclass(frozen=True)
+class AttemptContrast:
+    """Each arm's pooled mean per case (each case once) and per attempt (each run once)."""
+
+    baseline_case: float
+    candidate_case: float
+    baseline_attempt: float
+    candidate_attempt: float
+
+    @property
+    def case_delta(self) -> float:
+        """Candidate minus baseline, per case."""
+        return self.candidate_case - self.baseline_case
+
+    @property
+    def attempt_delta(self) -> float:
+        """Candidate minus baseline, per attempt."""
+        return self.candidate_attempt - self.baseline_attempt
+
+    @property
+    def disagree(self) -> bool:
+        """The two differences point opposite ways (both finite and non-zero)."""
+        a, b = self.case_delta, self.attempt_delta
+        return math.isfinite(a) and math.isfinite(b) and a * b < 0
+
+
+def attempt_contrast(pair: PairComparison, metric: MetricResult) -> AttemptContrast | None:
+    """The per-case versus per-attempt means; None without repeats (they coincide)."""
+    if not metric.repeated:
+        return None
+    p = pair.pooled
+    return AttemptContrast(
+        p.baseline, p.candidate, p.baseline_attempt_mean, p.candidate_attempt_mean
+    )
+
+
+def attempt_sentence(pair: PairComparison, metric: MetricResult, name: Name = _same) -> str | None:
+    """The per-attempt means beside the per-case ones, as the text report words them."""
+    a = attempt_contrast(pair, metric)
+    if a is None:
+        return None
+    b, c = name(pair.baseline), name(pair.candidate)
+    delta = fmt_delta(a.attempt_delta, metric.kind == "binary")
+    return (
+        f"per attempt (every run counts once): {b} {fmt(a.baseline_attempt)}  "
+        f"{c} {fmt(a.candidate_attempt)}  {c} - {b} {delta}"
+        " (arms with more runs on some cases weigh those cases more)"
+    )
+
+
+def attempt_flag(pair: PairComparison, metric: MetricResult, name: Name = _same) -> str | None:
+    """A warning when per attempt and per case disagree in sign (None when they agree)."""
+    a = attempt_contrast(pair, metric)
+    if a is None or not a.disagree:
+        return None
+    binary = metric.kind == "binary"
+    c, b = name(pair.candidate), name(pair.baseline)
+    paired = ""
+    o = pair.overall.paired
+    if o is not None and math.isfinite(o.estimate):
+        n = pair.overall.n_pairs
+        paired = f"; {fmt_delta(o.estimate, binary)} paired on the {n} shared cases"
+    return (
+        f"Per attempt and per case disagree in sign: {c} - {b} is "
+        f"{fmt_delta(a.attempt_delta, binary)} per attempt (every run counts once) but "
+        f"{fmt_delta(a.case_delta, binary)} per case (each case counts once{paired}). At "
+        "least one arm ran more attempts on some cases than on others, so its per-attempt "
+        "mean weighs those cases more; the per-case numbers are the quality signal."
+    )
+
+
+MIN_RANKED_N = 10  # Markdown ranks the worst slices only among slices with this many cases
+
+
+@dataclass(frozen=True)
+class WorstSlices:
+    """The slices with the lowest interval upper bound, among those with enough cases."""
+
+    shown: tuple[SliceDelta, ...]
+    minimum: int
+    ranked: int  # slices with at least ``minimum`` cases and a finite interval
+    below: int  # slices with an interval but fewer than ``minimum`` cases
+
+
+def _slice_n(d: SliceDelta, pair: PairComparison, arms: Sequence[ArmSlice]) -> int:
+    """Paired slices: their pairs. Unpaired: the smaller arm's scored cases."""
+    if d.basis == "paired":
+        return d.n_pairs
+    counts = {a.arm: a.scored_cases for a in arms if a.slice == d.slice}
+    return min(counts.get(pair.baseline, 0), counts.get(pair.candidate, 0))
+
+
+def worst_slices(
+    pair: PairComparison, arms: Sequence[ArmSlice], k: int = 3, minimum: int = MIN_RANKED_N
+) -> WorstSlices:
+    """Up to ``k`` slices, worst evidence first: the lowest upper bound of the interval.
+
+    A slice with a handful of cases has a wide interval around whatever it shows; ranking
+    by the upper bound among slices with at least ``minimum`` cases puts first the slices
+    whose data rule out the most of a gain, not the smallest ones.
+    """
+    with_interval = [d for d in pair.slices if d.main is not None and math.isfinite(d.main.ci.high)]
+    eligible = [d for d in with_interval if _slice_n(d, pair, arms) >= minimum]
+
+    def key(d: SliceDelta) -> tuple[float, float, str]:
+        res = d.main
+        return (res.ci.high, res.estimate, d.slice) if res else (math.inf, math.inf, d.slice)
+
+    shown = tuple(sorted(eligible, key=key)[:k])
+    return WorstSlices(shown, minimum, len(eligible), len(with_interval) - len(eligible))
