@@ -10,6 +10,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
+import statsmodels.api as sm
 from scipy import stats as sps
 
 from evaldelta.compare import compare
@@ -126,7 +127,7 @@ def test_unlabeled_attempts_are_counted_not_dropped(tmp_path: Path):
     assert _overall(result).n_pairs == 7
 
 
-def test_clustered_se_matches_miller_formula(tmp_path: Path):
+def test_clustered_se_is_statsmodels_cr1_with_t_on_g_minus_1(tmp_path: Path):
     rng = np.random.default_rng(3)
     n = 60
     df = pd.DataFrame(
@@ -141,15 +142,16 @@ def test_clustered_se_matches_miller_formula(tmp_path: Path):
     df.to_parquet(path)
     arms = compare([path], baseline="a").metrics[0].slicings[0].arms
     a = next(x for x in arms if x.arm == "a" and x.slice == "(all cases)")
-    # Miller (2024) eq. 4, written out: SE^2 = s^2/n + (1/n^2) sum_c sum_{i != j} e_i e_j
-    x = df[df.arm == "a"].score.to_numpy()
-    e = x - x.mean()
-    cross = sum(
-        e[idx].sum() ** 2 - (e[idx] ** 2).sum()
-        for idx in df[df.arm == "a"].groupby("cluster").indices.values()
+    # statsmodels: OLS(y, 1).fit(cov_type="cluster", cov_kwds={"groups": g}, use_t=True):
+    # CR1 (G/(G-1) factor) and a t interval on G - 1 = 9 degrees of freedom
+    rows = df[df.arm == "a"]
+    fit = sm.OLS(rows.score.to_numpy(), np.ones(n)).fit(
+        cov_type="cluster", cov_kwds={"groups": rows.cluster.to_numpy()}, use_t=True
     )
-    ref = math.sqrt(x.var(ddof=1) / n + cross / n**2)
-    assert a.clustered_se == pytest.approx(ref)
+    assert a.clustered_se == pytest.approx(float(fit.bse[0]), rel=1e-9)
+    assert a.clustered_ci is not None
+    low, high = fit.conf_int(alpha=0.05)[0]
+    assert (a.clustered_ci.low, a.clustered_ci.high) == pytest.approx((low, high), rel=1e-9)
 
 
 def test_cost_per_arm(tmp_path: Path):

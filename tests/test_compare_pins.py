@@ -89,8 +89,9 @@ def test_json_carries_pins_and_validates(stored) -> None:
 
 def test_text_lists_only_the_differing_pins(stored) -> None:
     text = render_text(stored)
-    head = text.split("evaldelta compare ·", 1)[0]
-    # top_p differs and is not part of the declared arm difference: the loud warning first
+    first, head = text.split("\n", 1)[0], text.split("\n", 1)[1].split("evaldelta compare ·", 1)[0]
+    assert first == "baseline v1 (--baseline); candidates: v2"
+    # top_p differs and is not part of the declared arm difference: the loud warning next
     assert head.startswith("!! PINS DIFFER BEYOND THE ARMS' DECLARED DIFFERENCE: params.top_p")
     assert "\nPins that differ between the arms (" in head
     assert re.search(r"model\s+small\s+large", head)

@@ -213,6 +213,8 @@ def test_demo_prints_every_scenario_and_the_sample_sizes():
     for key in ("000", "001", "002", "004"):
         assert f"Seed {key}:" in text
     assert "about 312 paired tickets" in text  # examples/compare-002.txt, Connor (1987)
+    assert "337 paired tickets for the exact McNemar test" in text  # 80% first at 337
+    assert "the exact test has 76% power" in text
     assert "detect 0.50: 40 paired rows" in text and "77 per arm" in text
     assert "detect 0.25: 154 paired rows" in text and "305 per arm" in text
 

@@ -26,8 +26,9 @@ def test_a_generation_parameter_difference_is_reported_loudly(tmp_path: Path):
     # ARMS: the model differs (declared: the release under test) and params.top_p does not
     assert [d.key for d in result.pin_differences] == ["params.top_p"]
     assert dict(result.pin_differences[0].values) == {"v1": None, "v2": 0.9}
-    text = render_text(result)
-    assert text.startswith("!! PINS DIFFER BEYOND THE ARMS' DECLARED DIFFERENCE: params.top_p")
+    first, rest = render_text(result).split("\n", 1)
+    assert first == "baseline v1 (--baseline); candidates: v2"  # the report's first line
+    assert rest.startswith("!! PINS DIFFER BEYOND THE ARMS' DECLARED DIFFERENCE: params.top_p")
     allowed = compare(
         [_source(tmp_path / "b")], baseline="v1", allowed_pin_differences=["params.*"]
     )

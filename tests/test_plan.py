@@ -11,6 +11,7 @@ from statsmodels.stats.power import TTestIndPower, TTestPower
 from evaldelta.demo import data_path
 from evaldelta.errors import UsageError
 from evaldelta.plan import allocate, plan_from_pilot, plan_from_summary
+from evaldelta.stats import mcnemar_exact_power
 
 
 @pytest.mark.parametrize(("effect", "paired", "unpaired"), [(0.5, 40, 77), (0.25, 154, 305)])
@@ -44,11 +45,14 @@ def test_forty_ticket_pilot() -> None:
     pair = plan.pairs[0]
     assert (pair.baseline, pair.candidate) == ("incumbent", "candidate")
     s = pair.overall
-    assert s.n_now == 40 and s.kind == "binary" and s.method == "mcnemar (connor 1987)"
+    assert s.n_now == 40 and s.kind == "binary"
+    assert s.method == "exact mcnemar (connor 1987 beside)"
     assert s.p_only_candidate == pytest.approx(3 / 40) and s.p_only_baseline == pytest.approx(
         1 / 40
     )
-    assert s.n_required == _connor(3 / 40, 1 / 40) == 312
+    # exact McNemar reaches 80% first at 337 pairs; Connor's approximation says 312
+    assert s.n_required == 337 and mcnemar_exact_power(337, 3 / 40, 1 / 40) >= 0.8
+    assert math.ceil(s.n_normal) == _connor(3 / 40, 1 / 40) == 312
     # 4 discordant pairs out of 40: even all of them one way is not detectable at 80%.
     assert math.isnan(s.mde)
     assert any("no difference is detectable" in n for n in s.notes)
@@ -84,11 +88,12 @@ def test_mde_only_without_effect_and_mde_inverts_required_n() -> None:
     assert back.n_required_exact == pytest.approx(150, rel=1e-9)
 
 
-def test_binary_mde_is_connor_inverse() -> None:
-    # psi 0.3 on 400 pairs: the MDE delta solves Connor's n(delta, psi) = 400.
+def test_binary_n_is_the_exact_test_s_with_connor_beside() -> None:
     plan = plan_from_summary(p_only_candidate=0.2, p_only_baseline=0.1)
     s = plan.pairs[0].overall
-    assert s.n_required == _connor(0.2, 0.1) and s.effect == pytest.approx(0.1)
+    assert math.ceil(s.n_normal) == _connor(0.2, 0.1) and s.effect == pytest.approx(0.1)
+    assert mcnemar_exact_power(int(s.n_required), 0.2, 0.1) >= 0.8
+    assert mcnemar_exact_power(int(s.n_required) - 1, 0.2, 0.1) < 0.8
     assert plan.kind == "binary" and s.unpaired_n_per_arm is None
 
 

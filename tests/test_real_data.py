@@ -108,7 +108,8 @@ def test_swebench_pro_unequal_coverage():
     # SOURCE.md: cases A 562, B 730, shared 562; own-cases B-A +0.0099; shared +0.0214;
     # "B better on 59, A better on 47"; "p = 0.285"
     assert pair.shared_cases == 562
-    assert len(pair.only_in_candidate) == 168
+    assert pair.overall.only_in_candidate == 168  # all counted
+    assert len(pair.only_in_candidate) == 50  # listed up to the default --list-limit
     assert round(pair.pooled.delta, 4) == 0.0099
     assert pair.overall.paired is not None
     assert round(pair.overall.paired.estimate, 4) == 0.0214

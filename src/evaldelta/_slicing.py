@@ -13,8 +13,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from scipy.stats import norm
-
 from evaldelta import stats
 from evaldelta.engine import (
     ALL,
@@ -66,7 +64,7 @@ class Notes:
             warnings.simplefilter("always")
             yield
         for w in caught:
-            if issubclass(w.category, stats.DegenerateDataWarning):
+            if issubclass(w.category, stats.StatisticsWarning):
                 places = self._places.setdefault(str(w.message), [])
                 if context not in places:
                     places.append(context)
@@ -103,6 +101,7 @@ class SlicingBuilder:
     notes: Notes
     critical: tuple[list[CriticalStats], float] | None = None
     critical_selector: str = ""
+    binary: bool = False  # every score is 0 or 1 (with or without repeats)
 
     def build(self) -> SlicingResult:
         self._check_evidence()
@@ -143,13 +142,19 @@ class SlicingBuilder:
     def _estimate(self, a: ArmSliceStats) -> stats.Estimate:
         if self.binary_single:
             return stats.proportion(round(a.scores.total), a.scores.n, self.confidence)
+        if self.binary and a.scores.n:  # pass/fail with repeats: a rate, inside [0, 1]
+            mean = min(1.0, max(0.0, a.scores.mean))
+            attempts = max(a.reviewed, a.scores.n)
+            return stats.proportion_of_means(
+                a.scores.n, mean, a.scores.sd, attempts, self.confidence
+            )
         return stats.mean_t(a.scores.n, a.scores.mean, a.scores.sd, self.confidence)
 
     def _arm_slice(self, a: ArmSliceStats, traffic: dict[str, float] | None) -> ArmSlice:
         label = ALL_CASES if a.slice == ALL else a.slice
         with self.notes.capture(f"{self.cases.metric}, arm {a.arm}, slice {label}"):
             est = self._estimate(a)
-            cse, cci = self._clustered(a.clusters, a.scores.sumsq, est.estimate)
+            cse, cci = self._clustered(a.clusters, a.scores.sumsq)
         return ArmSlice(
             arm=a.arm,
             slice=label,
@@ -168,15 +173,15 @@ class SlicingBuilder:
         )
 
     def _clustered(
-        self, clusters: tuple[tuple[int, float], ...] | None, sumsq: float, estimate: float
+        self, clusters: tuple[tuple[int, float], ...] | None, sumsq: float
     ) -> tuple[float | None, stats.ConfidenceInterval | None]:
+        """CR1 clustered SE and its t interval on G - 1 df (Cameron and Miller 2015)."""
         if not clusters:
             return None, None
-        se = stats.clustered_se_from_summary(
-            [c[0] for c in clusters], [c[1] for c in clusters], sumsq
+        est = stats.clustered_mean(
+            [c[0] for c in clusters], [c[1] for c in clusters], sumsq, self.confidence
         )
-        z = float(norm.ppf(0.5 + self.confidence / 2))
-        return se, stats.ConfidenceInterval(estimate - z * se, estimate + z * se)
+        return est.se, est.ci
 
     # -- per pair -------------------------------------------------------------------------
     def _pair(
@@ -206,8 +211,9 @@ class SlicingBuilder:
         mixes = [(self.mix_name, weights)]
         if self.traffic:
             mixes.append(("traffic", self.traffic))
+        shared = {p.slice: p for p in pair_stats if p.slice != ALL}
         standardized = tuple(
-            self._standardize(name, w, base, cand, by_arm, deltas, paired_available)
+            self._standardize(name, w, base, cand, by_arm, deltas, shared, paired_available)
             for name, w in mixes
         )
         b_all, c_all = by_arm[(base, ALL)], by_arm[(cand, ALL)]
@@ -338,7 +344,7 @@ class SlicingBuilder:
                     )
                 unpaired = self._welch(p.base, p.cand)
                 bm, cm = p.base.mean, p.cand.mean
-                cse, cci = self._clustered(p.clusters, p.delta.sumsq, paired.estimate)
+                cse, cci = self._clustered(p.clusters, p.delta.sumsq)
             elif b.scores.n > 0 and c.scores.n > 0:
                 basis = "unpaired"
                 if self.binary_single:
@@ -389,8 +395,20 @@ class SlicingBuilder:
         cand: str,
         by_arm: dict[tuple[str, str], ArmSliceStats],
         deltas: list[SliceDelta],
+        shared: dict[str, PairSliceStats],
         paired: bool,
     ) -> Standardized:
+        """Each arm's fixed-mix rate and the fixed-mix delta, over the same cases.
+
+        With shared cases the per-arm rates are taken on the cases both arms scored, the
+        cases the paired delta is computed on, so ``rate(candidate) - rate(baseline)`` is the
+        delta shown beside them; without any, on each arm's own cases (unpaired). A slice's
+        standard error is never 0 for a finite sample: for pass/fail data it is the
+        half-width of its Wilson (rate) or Newcombe (paired delta) interval over ``z``, the
+        variance a score interval implies (MOVER: Zou and Donner 2008, Statistics in
+        Medicine 27:1693-1702), which stays positive at rates of 0 and 1 and when no pair
+        is discordant.
+        """
         common = [
             s
             for s in weights
@@ -399,13 +417,19 @@ class SlicingBuilder:
             and by_arm[(base, s)].scores.n > 0
             and by_arm[(cand, s)].scores.n > 0
         ]
+        if paired:
+            common = [s for s in common if s in shared and shared[s].delta.n > 0]
         per_arm = {}
+        z = stats.z_critical(self.confidence) if self.binary else 1.0
         with self.notes.capture(f"{self.cases.metric}, {cand} vs {base}, {name} mix"):
-            for arm in (base, cand):
-                ests = {s: self._estimate(by_arm[(arm, s)]) for s in common}
+            for k, arm in enumerate((base, cand)):
+                if paired:
+                    ests = {s: self._shared_estimate(shared[s], k) for s in common}
+                else:
+                    ests = {s: self._estimate(by_arm[(arm, s)]) for s in common}
                 per_arm[arm] = stats.fixed_mix(
                     {s: e.estimate for s, e in ests.items()},
-                    {s: e.se for s, e in ests.items()},
+                    {s: self._mix_se(e, z) for s, e in ests.items()},
                     weights,
                     confidence=self.confidence,
                 )
@@ -414,7 +438,7 @@ class SlicingBuilder:
                 usable = [d for d in usable if d.paired is not None]
             delta = stats.fixed_mix(
                 {d.slice: d.main.estimate for d in usable if d.main is not None},
-                {d.slice: d.main.se for d in usable if d.main is not None},
+                {d.slice: self._mix_se(d.main, z) for d in usable if d.main is not None},
                 weights,
                 confidence=self.confidence,
             )
@@ -427,6 +451,23 @@ class SlicingBuilder:
             dropped_slices=delta.dropped_slices,
             dropped_weight=delta.dropped_weight,
         )
+
+    def _shared_estimate(self, p: PairSliceStats, k: int) -> stats.Estimate:
+        """Arm ``k`` (0 baseline, 1 candidate) on the slice's shared cases."""
+        m = p.base if k == 0 else p.cand
+        if self.binary_single:
+            return stats.proportion(round(m.total), m.n, self.confidence)
+        if self.binary and m.n:
+            mean = min(1.0, max(0.0, m.mean))
+            return stats.proportion_of_means(m.n, mean, m.sd, m.n, self.confidence)
+        return stats.mean_t(m.n, m.mean, m.sd, self.confidence)
+
+    def _mix_se(self, est: Any, z: float) -> float:
+        """A slice's standard error inside a fixed mix (see :meth:`_standardize`)."""
+        if not self.binary:
+            return float(est.se)
+        width = est.ci.high - est.ci.low
+        return width / (2.0 * z) if width == width else float("nan")
 
     def _simpson(
         self,

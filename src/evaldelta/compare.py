@@ -181,6 +181,7 @@ def compare(
                 by=column,
                 arm_stats=arm_stats,
                 binary_single=binary and not any(a.max_scored_per_case > 1 for a in arm_stats),
+                binary=binary,
                 confidence=confidence,
                 interval=interval,
                 mix_name=mix_name if index == 0 else _secondary_mix_name(mix_name),

@@ -7,6 +7,7 @@ with a fixed seed (recorded in ``data/MANIFEST.json``).
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -127,10 +128,13 @@ def _extra(scenario: Scenario) -> list[str]:
     """Seed-specific follow-ups computed by the statistics core (planning arithmetic)."""
     if scenario.key == "002":
         plan = stats.required_pairs_mcnemar(3 / 40, 1 / 40)
+        connor = math.ceil(plan.n_normal)
+        at_connor = stats.mcnemar_exact_power(connor, 3 / 40, 1 / 40)
         return [
             "To lift a 5-point effect clear of zero at 80% power with this discordance "
-            f"pattern (3/40 only candidate, 1/40 only incumbent): about {plan.n} paired "
-            "tickets (McNemar, Connor 1987)."
+            f"pattern (3/40 only candidate, 1/40 only incumbent): {plan.n} paired tickets "
+            f"for the exact McNemar test; Connor (1987)'s normal approximation says about "
+            f"{connor} paired tickets, where the exact test has {at_connor:.0%} power."
         ]
     if scenario.key == "004":
         lines = ["Paired sample size per slice at a paired sd of 1.1, 80% power, alpha 0.05:"]

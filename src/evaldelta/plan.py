@@ -46,7 +46,7 @@ __all__ = [
 
 PLAN_SCHEMA_VERSION = "1.0"
 PAIRED_T = "paired t (noncentral t)"
-CONNOR = "mcnemar (connor 1987)"
+CONNOR = "exact mcnemar (connor 1987 beside)"
 UNPAIRED_T = "two-sample t, equal arms (contrast)"
 NAN = math.nan
 ALTERNATIVES = ("two-sided", "larger", "smaller")
@@ -62,7 +62,9 @@ class SlicePlan:
     detectable effect at ``n_now`` (score units; proportions for binary data). ``n_required``
     is the ceiling of the paired n that detects ``effect`` (NaN when undefined, None when no
     effect was asked for); ``unpaired_n_per_arm`` is the two-sample n per arm with
-    ``unpaired_sd``, shown only as a contrast.
+    ``unpaired_sd``, shown only as a contrast. For binary data ``n_required`` is the n at
+    which the exact McNemar test reaches the power, and ``n_normal`` Connor's (1987) normal
+    approximation, which promises more power than the exact test delivers.
     """
 
     slice: str
@@ -80,6 +82,7 @@ class SlicePlan:
     unpaired_sd: float | None
     unpaired_n_per_arm: float | None
     notes: tuple[str, ...] = ()
+    n_normal: float | None = None  # binary: Connor (1987)'s normal-approximation n, beside
 
     @property
     def discordance(self) -> float | None:
@@ -240,7 +243,7 @@ def _graded_slice(
 
 
 def _mde_connor(n: int, psi: float, power: float, alpha: float, alternative: str) -> float:
-    """Connor's two-sided MDE; one-sided tests use alpha doubled (z_alpha instead of z_alpha/2)."""
+    """The exact McNemar MDE; a one-sided test is the two-sided one at twice the alpha."""
     if alternative == "two-sided":
         return stats.mde_mcnemar(n, psi, power, alpha)
     one_sided = stats.mde_mcnemar(n, psi, power, 2.0 * alpha)
@@ -279,9 +282,9 @@ def _binary_slice(
         else:
             got = _capture(lambda: _mde_connor(n_now, psi, power, alpha, alternative), notes, name)
             mde = NAN if got is None else got
-    n_req = n_exact = unpaired_n = None
+    n_req = n_exact = unpaired_n = n_normal = None
     if effect is not None:
-        n_req = n_exact = NAN
+        n_req = n_exact = n_normal = NAN
         unpaired_n = None if unpaired_sd is None else NAN
         if psi > 0 and abs(effect) > psi:
             notes.append(
@@ -296,7 +299,7 @@ def _binary_slice(
                 name,
             )
             if res is not None:
-                n_req, n_exact = float(res.n), res.n_exact
+                n_req, n_exact, n_normal = float(res.n), res.n_exact, res.n_normal
         if unpaired_sd is not None and unpaired_sd > 0:
             unpaired_n = _unpaired_n(effect, unpaired_sd, power, alpha, alternative, notes, name)
     return SlicePlan(
@@ -315,6 +318,7 @@ def _binary_slice(
         unpaired_sd=unpaired_sd,
         unpaired_n_per_arm=unpaired_n,
         notes=tuple(notes),
+        n_normal=n_normal,
     )
 
 

@@ -53,16 +53,36 @@ def test_clustered_se_against_statsmodels_ols_cluster() -> None:
     groups = np.repeat(np.arange(12), rng.integers(2, 8, size=12))
     effects = rng.normal(size=12)[groups]
     y = effects + rng.normal(size=groups.size)
-    n, g = y.size, 12
-    # statsmodels OLS(y, const).fit(cov_type="cluster") has
-    #   V_sm = G/(G-1) * (N-1)/(N-K) * (1/N^2) * sum_g (sum_i e_ig)^2, with K = 1,
-    # while Miller (2024) has SE^2 = SS/((n-1) n) + (sum_g S_g^2 - SS)/n^2, so
-    #   SE^2 = V_sm * (G-1)/G + SS / (n^2 (n-1)).
+    n = y.size
+    # CR1 is what statsmodels computes: OLS(y, const).fit(cov_type="cluster") has
+    #   V = G/(G-1) * (N-1)/(N-K) * (1/N^2) * sum_g (sum_i e_ig)^2, with K = 1.
     fit = sm.OLS(y, np.ones(n)).fit(cov_type="cluster", cov_kwds={"groups": groups})
-    v_sm = float(fit.bse[0]) ** 2
-    ss = float(np.sum((y - y.mean()) ** 2))
-    expected = math.sqrt(v_sm * (g - 1) / g + ss / (n * n * (n - 1)))
-    assert clustered_se(y.tolist(), groups.tolist()) == pytest.approx(expected, rel=1e-10)
+    assert clustered_se(y.tolist(), groups.tolist()) == pytest.approx(float(fit.bse[0]), rel=1e-10)
+
+
+def test_clustered_mean_is_statsmodels_cr1_with_t_on_g_minus_1() -> None:
+    rng = np.random.default_rng(9)
+    groups = np.repeat(np.arange(12), rng.integers(2, 8, size=12))
+    y = rng.normal(size=12)[groups] + rng.normal(size=groups.size)
+    labels = sorted(set(groups.tolist()))
+    sizes = [int(np.sum(groups == c)) for c in labels]
+    sums = [float(y[groups == c].sum()) for c in labels]
+    # statsmodels: use_t=True gives t intervals on G - 1 = 11 df for clustered errors
+    fit = sm.OLS(y, np.ones(y.size)).fit(
+        cov_type="cluster", cov_kwds={"groups": groups}, use_t=True
+    )
+    with pytest.warns(es.ReliabilityWarning, match="Only 12 clusters"):
+        est = es.clustered_mean(sizes, sums, float(np.sum(y * y)), confidence=0.95)
+    low, high = fit.conf_int(alpha=0.05)[0]
+    assert (est.ci.low, est.ci.high) == pytest.approx((low, high), rel=1e-10)
+    assert est.df == 11 and est.se == pytest.approx(float(fit.bse[0]), rel=1e-10)
+
+
+def test_clustered_mean_warns_on_very_unequal_clusters() -> None:
+    sizes = [200] + [2] * 30  # one cluster holds most cases
+    sums = [100.0] + [1.0] * 30
+    with pytest.warns(es.ReliabilityWarning, match="very unequal"):
+        es.clustered_mean(sizes, sums, 100.0 + 30.0)
 
 
 def test_clustered_se_from_summary_agrees() -> None:

@@ -5,6 +5,7 @@ from statsmodels.stats.power import TTestIndPower, TTestPower
 
 from evaldelta.stats import (
     DegenerateDataWarning,
+    mcnemar_exact_power,
     mde_mcnemar,
     mde_paired_t,
     required_pairs,
@@ -79,13 +80,42 @@ def test_required_pairs_validation() -> None:
         required_pairs(float("nan"), 1.0)
 
 
+def _reference_power(n: int, p01: float, p10: float, alpha: float = 0.05) -> float:
+    """Exact McNemar power by enumeration over D, the test decided by scipy.stats.binomtest.
+
+    For each number of discordant pairs D the two-sided binomial test at 1/2 rejects for b
+    at most some k and at least D - k (symmetric, monotone in b up to D/2): k is found by
+    bisection on binomtest's own p-values.
+    """
+    from scipy import stats
+
+    psi, q, total = p01 + p10, p10 / (p01 + p10), 0.0
+    for d in range(1, n + 1):
+        lo, hi = -1, d // 2  # largest b <= d/2 with p <= alpha lies in (lo, hi]
+        if stats.binomtest(0, d, 0.5).pvalue > alpha:
+            continue
+        lo = 0
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if stats.binomtest(mid, d, 0.5).pvalue <= alpha else (lo, mid - 1)
+        rejected = sorted({*range(lo + 1), *range(d - lo, d + 1)})
+        total += stats.binom.pmf(d, n, psi) * float(sum(stats.binom.pmf(rejected, d, q)))
+    return total
+
+
 def test_required_pairs_mcnemar_seed_002() -> None:
-    # examples/compare-002.txt: 3/40 only candidate, 1/40 only incumbent -> about 312 pairs
-    # (Connor 1987).
+    # examples/compare-002.txt: 3/40 only candidate, 1/40 only incumbent -> "about 312
+    # pairs" (Connor 1987). The exact test has only 76.4% power there; 80% first at 337.
     res = required_pairs_mcnemar(3 / 40, 1 / 40)
-    assert res.n == 312
+    assert math.ceil(res.n_normal) == 312
+    assert res.n == 337
     assert res.unpaired_n_per_arm is None
-    assert res.n_normal == res.n_exact
+    assert mcnemar_exact_power(312, 3 / 40, 1 / 40) == pytest.approx(0.7638, abs=5e-5)
+    assert mcnemar_exact_power(312, 3 / 40, 1 / 40) == pytest.approx(
+        _reference_power(312, 3 / 40, 1 / 40), rel=1e-9
+    )
+    below, at = mcnemar_exact_power(336, 3 / 40, 1 / 40), mcnemar_exact_power(337, 3 / 40, 1 / 40)
+    assert below < 0.8 <= at
 
 
 def test_required_pairs_mcnemar_connor_formula() -> None:
@@ -97,12 +127,14 @@ def test_required_pairs_mcnemar_connor_formula() -> None:
     za, zb = norm.ppf(1 - 0.05 / 2), norm.ppf(0.9)
     expected = (za * math.sqrt(psi) + zb * math.sqrt(psi - d * d)) ** 2 / d**2
     res = required_pairs_mcnemar(p01, p10, power=0.9)
-    assert res.n_exact == pytest.approx(expected)
+    assert res.n_normal == pytest.approx(expected)
+    assert mcnemar_exact_power(res.n, p01, p10) >= 0.9 > mcnemar_exact_power(res.n - 1, p01, p10)
     one_sided = required_pairs_mcnemar(p01, p10, power=0.9, alternative="larger")
     za1 = norm.ppf(0.95)
-    assert one_sided.n_exact == pytest.approx(
+    assert one_sided.n_normal == pytest.approx(
         (za1 * math.sqrt(psi) + zb * math.sqrt(psi - d * d)) ** 2 / d**2
     )
+    assert mcnemar_exact_power(one_sided.n, p01, p10, alternative="larger") >= 0.9
     # swapping the arms flips delta's sign and keeps n
     swapped = required_pairs_mcnemar(p10, p01, power=0.9)
     assert swapped.n == res.n and swapped.effect == pytest.approx(-res.effect)
@@ -146,10 +178,12 @@ def test_mde_paired_t_validation() -> None:
 
 
 @pytest.mark.parametrize(("n", "psi"), [(312, 0.1), (40, 0.5), (1000, 0.05)])
-def test_mde_mcnemar_inverts_connor(n: int, psi: float) -> None:
+def test_mde_mcnemar_is_where_the_exact_power_reaches_the_target(n: int, psi: float) -> None:
     delta = mde_mcnemar(n, psi)
     p01, p10 = (psi + delta) / 2, (psi - delta) / 2
-    assert required_pairs_mcnemar(p01, p10).n_exact == pytest.approx(n, rel=1e-8)
+    assert mcnemar_exact_power(n, p01, p10) == pytest.approx(0.8, abs=1e-6)
+    smaller = delta * 0.97
+    assert mcnemar_exact_power(n, (psi + smaller) / 2, (psi - smaller) / 2) < 0.8
 
 
 def test_mde_mcnemar_undetectable_and_validation() -> None:

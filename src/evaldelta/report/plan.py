@@ -11,6 +11,7 @@ import math
 
 from evaldelta.model import to_jsonable
 from evaldelta.plan import Allocation, PairPlan, Plan, SlicePlan
+from evaldelta.report._escape import md_code, md_text, term_text
 from evaldelta.report._format import fmt, fmt_pct
 from evaldelta.sample import SampleResult
 
@@ -24,7 +25,7 @@ __all__ = [
 
 METHODS = {
     "paired t (noncentral t)": "paired t, exact noncentral t",
-    "mcnemar (connor 1987)": "McNemar, Connor 1987",
+    "exact mcnemar (connor 1987 beside)": "exact McNemar test (its own power, enumerated)",
 }
 
 
@@ -103,6 +104,11 @@ def _headline(s: SlicePlan, binary: bool) -> list[str]:
                 "(n/a); see the notes."
             )
         out.append(f"  Method: {method}, {basis} {_spread(s)}.")
+        if s.n_normal is not None and math.isfinite(s.n_normal):
+            out.append(
+                f"  Connor (1987)'s normal approximation says {math.ceil(s.n_normal):,} pairs; "
+                "the exact test has less power there than asked, so it is not the answer."
+            )
         if s.unpaired_n_per_arm is not None:
             what = "same sd" if given else "the arms' pooled sd"
             out.append(
@@ -212,7 +218,7 @@ def render_plan_text(plan: Plan) -> str:
     if notes:
         out.append("Notes (undefined results are n/a, never 0):")
         out.extend(f"  - {n}" for n in dict.fromkeys(notes))
-    return "\n".join(out).rstrip() + "\n"
+    return "\n".join(term_text(line) for line in out).rstrip() + "\n"
 
 
 def render_plan_markdown(plan: Plan) -> str:
@@ -220,29 +226,35 @@ def render_plan_markdown(plan: Plan) -> str:
     binary = plan.kind == "binary"
     out: list[str] = []
     for pair in plan.pairs:
-        name = f"`{pair.candidate}` vs `{pair.baseline}`" if pair.candidate else "given inputs"
+        name = (
+            f"{md_code(pair.candidate)} vs {md_code(pair.baseline or '')}"
+            if pair.candidate
+            else "given inputs"
+        )
         out.append(f"### evaldelta plan: {name}")
         out.append("")
-        out.append(_design(plan))
+        out.append(md_text(_design(plan)))
         out.append("")
         out.append("| slice | n now | spread | MDE now | paired n | unpaired n/arm | method |")
         out.append("|---|---:|---|---:|---:|---:|---|")
         for s in (pair.overall, *pair.slices):
             out.append(
-                f"| {s.slice} | {_count(s.n_now)} | {_spread(s)} | {_mde(s.mde, binary)} | "
+                f"| {md_text(s.slice)} | {_count(s.n_now)} | {md_text(_spread(s))} | "
+                f"{_mde(s.mde, binary)} | "
                 f"{_count(s.n_required)} | {_count(s.unpaired_n_per_arm)} | "
-                f"{METHODS.get(s.method, s.method)} |"
+                f"{md_text(METHODS.get(s.method, s.method))} |"
             )
         out.append("")
     if plan.allocation is not None:
         a = plan.allocation
-        out.append(f"**Allocation** of {a.total:,} cases: {a.method}")
+        out.append(f"**Allocation** of {a.total:,} cases: {md_text(a.method)}")
         out.append("")
         out.append("| slice | traffic | sd | n now | n | half-width now | after |")
         out.append("|---|---:|---:|---:|---:|---:|---:|")
         for r in a.slices:
             out.append(
-                f"| {r.slice} | {fmt_pct(r.weight, 1)} | {fmt(r.sd, 3)} | {_count(r.n_now)} | "
+                f"| {md_text(r.slice)} | {fmt_pct(r.weight, 1)} | {fmt(r.sd, 3)} | "
+                f"{_count(r.n_now)} | "
                 f"{r.n:,} | {_mde(r.halfwidth_now, binary)} | {_mde(r.halfwidth_after, binary)} |"
             )
         out.append("")
@@ -295,7 +307,7 @@ def render_sample_text(result: SampleResult) -> str:
         out.append("")
         out.append("Notes:")
         out.extend(f"  - {n}" for n in result.notes)
-    return "\n".join(out).rstrip() + "\n"
+    return "\n".join(term_text(line) for line in out).rstrip() + "\n"
 
 
 def render_sample_json(result: SampleResult) -> str:

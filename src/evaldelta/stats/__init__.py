@@ -5,8 +5,8 @@ frozen result dataclass or a float, and reports an undefined statistic as nan to
 a :class:`DegenerateDataWarning`. Differences are always candidate minus baseline.
 """
 
-from evaldelta.stats._cluster import clustered_se, clustered_se_from_summary
-from evaldelta.stats._means import mean_t, welch
+from evaldelta.stats._cluster import clustered_mean, clustered_se, clustered_se_from_summary
+from evaldelta.stats._means import mean_t, t_critical, welch
 from evaldelta.stats._multiple import holm
 from evaldelta.stats._paired import (
     mcnemar_exact,
@@ -15,22 +15,32 @@ from evaldelta.stats._paired import (
     paired_proportions,
 )
 from evaldelta.stats._power import (
+    mcnemar_exact_power,
     mde_mcnemar,
     mde_paired_t,
     required_pairs,
     required_pairs_mcnemar,
 )
-from evaldelta.stats._proportions import newcombe_unpaired, proportion, wilson_interval
+from evaldelta.stats._proportions import (
+    newcombe_unpaired,
+    proportion,
+    proportion_of_means,
+    wilson_interval,
+    z_critical,
+)
 from evaldelta.stats._results import (
     ConfidenceInterval,
     DegenerateDataWarning,
     Estimate,
     FixedMix,
+    FrozenDict,
     PairedResult,
     PowerResult,
+    ReliabilityWarning,
     SimpsonResult,
     Standardization,
     StandardizedRate,
+    StatisticsWarning,
     TestResult,
     UnpairedResult,
 )
@@ -41,18 +51,23 @@ __all__ = [
     "DegenerateDataWarning",
     "Estimate",
     "FixedMix",
+    "FrozenDict",
     "PairedResult",
     "PowerResult",
+    "ReliabilityWarning",
     "SimpsonResult",
     "Standardization",
     "StandardizedRate",
+    "StatisticsWarning",
     "TestResult",
     "UnpairedResult",
+    "clustered_mean",
     "clustered_se",
     "clustered_se_from_summary",
     "fixed_mix",
     "holm",
     "mcnemar_exact",
+    "mcnemar_exact_power",
     "mde_mcnemar",
     "mde_paired_t",
     "mean_t",
@@ -61,10 +76,13 @@ __all__ = [
     "paired_means_from_summary",
     "paired_proportions",
     "proportion",
+    "proportion_of_means",
     "required_pairs",
     "required_pairs_mcnemar",
     "simpson_check",
     "standardize",
+    "t_critical",
     "welch",
     "wilson_interval",
+    "z_critical",
 ]

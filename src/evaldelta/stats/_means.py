@@ -41,6 +41,12 @@ def mean_t(n: int, mean: float, sd: float, confidence: float = 0.95) -> Estimate
         return Estimate(m if n == 1 else NAN, NAN, ConfidenceInterval(NAN, NAN), n, "t")
     df = float(n - 1)
     se = s / math.sqrt(n)
+    if se == 0.0:
+        warn_degenerate(
+            f"Every one of the {n} scores is {m:g} (sd = 0): a t interval would have zero "
+            "width, a certainty a finite sample cannot give; returning nan."
+        )
+        return Estimate(m, 0.0, ConfidenceInterval(NAN, NAN), n, "t", df=df)
     half = t_critical(conf, df) * se
     return Estimate(m, se, ConfidenceInterval(m - half, m + half), n, "t", df=df)
 

@@ -141,13 +141,14 @@ def _paired_t(n: int, mean: float, sd: float, conf: float, informative: int | No
     se = sd / math.sqrt(n)
     if se == 0.0:
         warn_degenerate(
-            "Every paired delta is identical (sd = 0), so the t statistic is undefined; "
-            "returning a nan statistic and p-value."
+            f"Every one of the {n} paired deltas is {mean:g} (sd = 0): the t statistic and "
+            "interval are undefined (an interval of zero width would claim certainty a "
+            "finite sample cannot give); returning nan."
         )
         return PairedResult(
             mean,
             0.0,
-            ConfidenceInterval(mean, mean),
+            ConfidenceInterval(NAN, NAN),
             NAN,
             n,
             informative,

@@ -30,13 +30,16 @@ def check_successes(name: str, successes: object, n: int) -> float:
     return out
 
 
-def _wilson(successes: float, n: int, z: float) -> tuple[float, float]:
+def _wilson(successes: float, n: float, z: float) -> tuple[float, float]:
     """Wilson score limits; ``n`` must be positive."""
     p = successes / n
     z2n = z * z / n
     center = (p + z2n / 2.0) / (1.0 + z2n)
     half = z / (1.0 + z2n) * math.sqrt(p * (1.0 - p) / n + z2n / (4.0 * n))
-    return max(0.0, center - half), min(1.0, center + half)
+    # at p = 0 or 1 the score interval ends exactly at the boundary (rounding aside)
+    low = 0.0 if successes <= 0 else max(0.0, center - half)
+    high = 1.0 if successes >= n else min(1.0, center + half)
+    return low, high
 
 
 def wilson_interval(successes: float, n: int, confidence: float = 0.95) -> ConfidenceInterval:
@@ -75,6 +78,45 @@ def proportion(successes: float, n: int, confidence: float = 0.95) -> Estimate:
     se = math.sqrt(p * (1.0 - p) / n)
     low, high = _wilson(s, n, z_critical(conf))
     return Estimate(p, se, ConfidenceInterval(low, high), n, "wilson")
+
+
+def proportion_of_means(
+    n: int, mean: float, sd: float, attempts: int, confidence: float = 0.95
+) -> Estimate:
+    """A pass rate from the case means of repeated pass/fail attempts, kept inside [0, 1].
+
+    Each case counts once: the rate is the mean ``p`` of ``n`` case means, and ``se =
+    sd / sqrt(n)``. A t interval on case means runs past 0 and 1 ("0.800 [0.550, 1.050]");
+    instead this is the Wilson score interval (Wilson 1927) at the effective sample size
+    ``n_eff = p (1 - p) / se^2``: the number of independent attempts that would give the same
+    standard error (Kish 1965, *Survey Sampling*, the design effect ``deff = n_attempts /
+    n_eff``), clipped to ``[n, attempts]`` (repeats that agree within a case are worth one
+    attempt; independent ones are worth each). When every case mean is 0 or every one is 1,
+    or ``n < 2``, ``n_eff = n``. Coverage is measured in ``bench/calibrate.py``.
+    """
+    n = check_count("n", n)
+    attempts = check_count("attempts", attempts)
+    conf = check_confidence(confidence)
+    method = "wilson (effective n of repeated attempts)"
+    if n == 0:
+        warn_degenerate("A proportion is undefined for n = 0; returning nan.")
+        return Estimate(NAN, NAN, ConfidenceInterval(NAN, NAN), 0, method)
+    if not 0.0 <= mean <= 1.0:
+        raise ValueError(f"mean must be a rate in [0, 1]; got {mean!r}.")
+    if attempts < n:
+        raise ValueError(f"attempts must be at least n = {n}; got {attempts!r}.")
+    p = float(mean)
+    spread = p * (1.0 - p)
+    se = sd / math.sqrt(n) if n >= 2 and math.isfinite(sd) else NAN
+    if spread <= 0.0 or not math.isfinite(se):
+        n_eff = float(n)
+    elif se <= 0.0:
+        n_eff = float(attempts)
+    else:
+        n_eff = min(float(attempts), max(float(n), spread / (se * se)))
+    low, high = _wilson(p * n_eff, n_eff, z_critical(conf))
+    shown_se = se if math.isfinite(se) else math.sqrt(spread / n_eff)
+    return Estimate(p, shown_se, ConfidenceInterval(low, high), n, method, df=n_eff)
 
 
 def newcombe_unpaired(

@@ -9,27 +9,65 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any, NoReturn, TypeVar
 
 __all__ = [
     "ConfidenceInterval",
     "DegenerateDataWarning",
     "Estimate",
     "FixedMix",
+    "FrozenDict",
     "PairedResult",
     "PowerResult",
+    "ReliabilityWarning",
     "SimpsonResult",
     "Standardization",
     "StandardizedRate",
+    "StatisticsWarning",
     "TestResult",
     "UnpairedResult",
 ]
 
 
-class DegenerateDataWarning(UserWarning):
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class StatisticsWarning(UserWarning):
+    """Base of the warnings the statistics raise; a comparison keeps each as a note."""
+
+
+class DegenerateDataWarning(StatisticsWarning):
     """A statistic is undefined for the data given (for example n = 0 or a single cluster).
 
     The statistic is returned as ``float('nan')``, never as 0.
     """
+
+
+class ReliabilityWarning(StatisticsWarning):
+    """A statistic is computed, but its interval may not hold its coverage for these data.
+
+    Raised for few clusters, very unequal clusters, a Wald interval on few pairs.
+    """
+
+
+class FrozenDict(dict[K, V]):
+    """A read-only dict, so results stay immutable.
+
+    ``dataclasses.asdict`` and ``json`` still treat it as the dict it is (a
+    ``MappingProxyType`` is neither copied by ``asdict`` nor encoded by ``json``).
+    """
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise TypeError("a result's mapping is read-only")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _refuse
+
+    def __ior__(self, other: Any) -> NoReturn:  # type: ignore[misc]
+        raise TypeError("a result's mapping is read-only")
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(sorted(self.items(), key=repr)))
 
 
 @dataclass(frozen=True)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Mapping
-from types import MappingProxyType
 
 from evaldelta.stats._proportions import check_successes, z_critical
 from evaldelta.stats._results import (
     ConfidenceInterval,
     FixedMix,
+    FrozenDict,
     SimpsonResult,
     Standardization,
     StandardizedRate,
@@ -75,7 +75,7 @@ def _fixed_mix(
         )
         nan_ci = ConfidenceInterval(NAN, NAN)
         return FixedMix(
-            NAN, NAN, nan_ci, MappingProxyType({}), (), tuple(dropped), dropped_weight, method
+            NAN, NAN, nan_ci, FrozenDict({}), (), tuple(dropped), dropped_weight, method
         )
     used_total = sum(weights[k] for k in used)
     norm = {k: weights[k] / used_total for k in used}
@@ -86,7 +86,7 @@ def _fixed_mix(
         estimate,
         se,
         ConfidenceInterval(estimate - half, estimate + half),
-        MappingProxyType(norm),
+        FrozenDict(norm),
         tuple(used),
         tuple(dropped),
         dropped_weight,
@@ -197,7 +197,7 @@ def standardize(
                 NAN,
                 NAN,
                 ConfidenceInterval(NAN, NAN),
-                MappingProxyType({}),
+                FrozenDict({}),
                 (),
                 dropped,
                 dropped_weight,
@@ -207,9 +207,7 @@ def standardize(
         if pooled_n == 0:
             warn_degenerate(f"Arm {arm!r} has no cases; its pooled rate is nan.")
         rates[arm] = StandardizedRate(arm, mix, pooled, pooled_n)
-    return Standardization(
-        MappingProxyType(rates), MappingProxyType(norm), common, dropped, dropped_weight
-    )
+    return Standardization(FrozenDict(rates), FrozenDict(norm), common, dropped, dropped_weight)
 
 
 def _strictly_opposite(x: float, y: float) -> bool:
@@ -268,6 +266,4 @@ def simpson_check(
         or (all(v < 0.0 for v in values) and pooled_delta > 0.0)
     )
     shift = strict or (standardized is not None and _strictly_opposite(pooled_delta, standardized))
-    return SimpsonResult(
-        common, MappingProxyType(deltas), pooled_delta, standardized, strict, shift
-    )
+    return SimpsonResult(common, FrozenDict(deltas), pooled_delta, standardized, strict, shift)
