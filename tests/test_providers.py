@@ -115,7 +115,39 @@ def test_litellm_is_optional() -> None:
 def test_redact_and_retry_after() -> None:
     assert redact("bad key sk-abcdef123456", "sk-abcdef123456") == "bad key ***"
     assert redact("key ...ef123456 rejected", "sk-abcdef123456") == "key ...*** rejected"
+    # an 11-character prefix (masked "***") before the server's own "****"
+    assert redact("key sk-abcdef12**** rejected", "sk-abcdef123456") == "key ******* rejected"
     assert parse_retry_after({"Retry-After": "2.5"}) == 2.5
     assert parse_retry_after({"retry-after-ms": "1500"}) == 1.5
     assert parse_retry_after({"Retry-After": "garbage"}) is None
     assert parse_retry_after(None) is None
+
+
+@pytest.mark.parametrize("index", [0, 1], ids=["openai", "anthropic"])
+@pytest.mark.parametrize(
+    ("failure", "kind", "retryable"),
+    [("401", "auth", False), ("403", "auth", False), ("404", "not_found", False),
+     ("400", "bad_request", False), ("429", "rate_limit", True), ("500", "server", True),
+     ("malformed", "malformed", True), ("reset", "connection", True)],
+)  # fmt: skip
+def test_every_failure_has_a_kind(
+    fake: FakeLLM, index: int, failure: str, kind: str, retryable: bool
+) -> None:
+    fake.failures = [failure]
+    result = asyncio.run(_call(_providers(fake)[index]))
+    assert isinstance(result, ProviderError)
+    assert (result.kind, result.retryable) == (kind, retryable), result
+
+
+def test_an_unknown_host_is_kind_dns_and_not_retried(monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    def resolve(host: object, *args: object, **kwargs: object) -> object:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)  # offline: no resolver is asked
+    provider = OpenAICompatProvider(base_url="http://unknown-host.test/v1", timeout=5)
+    result = asyncio.run(_call(provider))
+    assert isinstance(result, ProviderError)
+    assert (result.kind, result.retryable) == ("dns", False)
+    assert "Name or service not known" in str(result)  # the cause, not just "Connection error."

@@ -230,7 +230,8 @@ def test_api_key_never_reaches_the_store_or_the_log(
     fake.failures = ["500", "429", "400"]  # errors are recorded too; none may carry the key
     config = setup(TWO_ARMS)
     result = run_cli("run", "--config", str(config))
-    assert result.code == 0  # type: ignore[attr-defined]
+    assert result.code == 4  # type: ignore[attr-defined]  # the 400 left an errored attempt
+    assert "errors: 1 bad_request (first: " in result.err, result.err  # type: ignore[attr-defined]
     assert f"Bearer {KEY}" in fake.auth  # the key was used...
     data = (config.parent / "runs.duckdb").read_bytes()
     wal = config.parent / "runs.duckdb.wal"

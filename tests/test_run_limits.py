@@ -154,3 +154,34 @@ def test_tokens_per_minute_limit_uses_reported_usage() -> None:
     assert clock.t == 0.0  # 3 x 200 real tokens fit in the bucket
     asyncio.run(limiter.acquire(1000))
     assert clock.t == pytest.approx(6.0)  # 400 left, 600 more at 100/s
+
+
+def test_retry_after_is_capped_at_max_retry_after() -> None:
+    policy = RetryPolicy(base=0.5, cap=8.0, max_retry_after=60.0, rng=random.Random(1))
+    assert policy.delay(0, retry_after=86400.0) == 60.0
+    assert policy.delay(0, retry_after=12.0) == 12.0
+
+
+def test_waits_count_against_the_calls_retry_budget(fake: FakeLLM) -> None:
+    fake.failures = ["429"] * 10
+    fake.retry_after = "86400"
+    clock = FakeClock()
+    counted: list[int] = []
+    lane = lane_for(fake, clock, retry=RetryPolicy(max_retries=10, max_retry_after=60.0),
+                    retry_budget=150.0, on_retry=lambda: counted.append(1))  # fmt: skip
+    result = asyncio.run(call(lane))
+    assert isinstance(result, ProviderError) and result.kind == "retry_budget"
+    assert clock.sleeps == [60.0, 60.0]  # a third 60 s wait would pass the 150 s budget
+    assert lane.retries == len(counted) == 2 and len(fake.requests) == 3
+    assert "Retry-After of 86400 s capped at 60 s" in str(result)
+    assert "retry budget of 150 s (120 s waited already)" in str(result)
+
+
+def test_a_retry_past_the_runs_deadline_is_not_made(fake: FakeLLM) -> None:
+    fake.failures = ["500"] * 3
+    clock = FakeClock()
+    lane = lane_for(fake, clock, retry=RetryPolicy(max_retries=4), deadline=0.1)
+    result = asyncio.run(call(lane))
+    assert isinstance(result, ProviderError) and result.kind == "retry_budget"
+    assert "max_wall_seconds" in str(result) and lane.retries == 0
+    assert len(fake.requests) == 1

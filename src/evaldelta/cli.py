@@ -1,6 +1,7 @@
 """The command line: parse, call one library function, render. Errors map to exit codes here.
 
-Exit codes: 0 ok, 1 gate fail, 2 usage or data error, 3 gate inconclusive.
+Exit codes: 0 ok, 1 gate fail, 2 usage or data error, 3 gate inconclusive, 4 a run that
+finished with errored attempts (``evaldelta run``; see commands/run.py).
 """
 
 from __future__ import annotations

@@ -31,14 +31,25 @@ it is opened for writing (``evaldelta run`` or ``evaldelta score --store``).
 Durability: DuckDB commits each statement (autocommit), writing it to the write-ahead log
 before the call returns; a killed process loses nothing committed, and the next open replays
 the log. :meth:`Store.close` checkpoints. There is one writer: the runner makes every write
-from its event-loop thread, one at a time, and DuckDB's file lock keeps other processes out.
-No API key is ever a value written here (see :mod:`evaldelta.run.providers._common`).
+from its event-loop thread, one at a time, and DuckDB's file lock keeps other processes out
+(so a run still ``running`` in a store another process can open was killed: it is reported
+as ``interrupted``). No API key is ever a value written here (the runner masks them).
+
+Safety: every DuckDB failure is a one-line :class:`StoreError` naming the store (a
+truncated file, a full disk, a foreign table). A file that is not DuckDB's (a SQLite
+database, a directory, ``/dev/zero``) is refused before DuckDB sees it, and DuckDB's
+extension auto-install and auto-load are off, so opening a store never downloads anything.
+A DuckDB file with tables of its own is never given ours. The store and its write-ahead log
+are created readable by the user only: while a store is open for writing, the process umask
+is ``077`` (DuckDB re-creates the ``.wal`` after each checkpoint, with the umask's mode).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
+import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -98,6 +109,86 @@ RESPONSE_FIELDS = ("provider", "model", "text", "model_version", "input_tokens",
                    "output_tokens", "finish_reason", "latency_ms")  # fmt: skip
 
 
+_CONFIG: dict[str, str | bool | int | float | list[str]] = {
+    "autoinstall_known_extensions": False,  # opening a store never downloads an extension
+    "autoload_known_extensions": False,
+}
+_TABLES = ("meta", "runs", "run_arms", "cases", "attempts", "responses", "scores", "scorings")
+_umask_lock = threading.Lock()
+_umask_users: list[int] = []  # the umask to restore, held while any store is open for writing
+
+
+def _private(begin: bool) -> None:
+    """Hold (or release) umask 077 so DuckDB creates the store and its WAL as 0600."""
+    with _umask_lock:
+        if begin:
+            _umask_users.append(os.umask(0o077) if not _umask_users else _umask_users[0])
+        elif _umask_users and len(_umask_users) == 1:
+            os.umask(_umask_users.pop())
+        elif _umask_users:
+            _umask_users.pop()
+
+
+def _failure(path: Path, exc: BaseException) -> StoreError:
+    """A DuckDB error as one line naming the store; a short read means a truncated file."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    hint = " (the file is truncated or damaged)" if "read enough bytes" in text else ""
+    return StoreError(f"the run store {path} cannot be used{hint}: {text}")
+
+
+class _Connection:
+    """A DuckDB connection whose every failure is a :class:`StoreError` naming the store."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path) -> None:
+        self._con, self._path = con, path
+
+    def execute(self, sql: str, params: Any = None) -> duckdb.DuckDBPyConnection:
+        try:
+            return self._con.execute(sql, params)
+        except duckdb.Error as exc:
+            raise _failure(self._path, exc) from None
+
+    def executemany(self, sql: str, params: Any) -> duckdb.DuckDBPyConnection:
+        try:
+            return self._con.executemany(sql, params)
+        except duckdb.Error as exc:
+            raise _failure(self._path, exc) from None
+
+    def close(self) -> None:
+        with contextlib.suppress(duckdb.Error):
+            self._con.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._con, name)
+
+
+def _check_file(path: Path, read_only: bool) -> None:
+    """Refuse what is not a DuckDB file before DuckDB opens it; an empty file is replaced."""
+    if path.is_dir():
+        raise StoreError(f"the run store {path} is a directory, not a DuckDB file")
+    if path.exists() and not path.is_file():
+        raise StoreError(f"the run store {path} is not a regular file (a device, pipe or socket)")
+    if not path.exists():
+        if read_only:
+            raise StoreError(f"the run store {path} does not exist")
+        return
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(16)
+        if not head and not read_only:
+            path.unlink()  # an empty file (mktemp's) holds nothing: a new store takes its place
+    except OSError as exc:
+        raise StoreError(f"cannot read the run store {path}: {exc.strerror or exc}") from None
+    if not head:
+        if read_only:
+            raise StoreError(f"the run store {path} is an empty file: it holds no runs")
+        return
+    if head.startswith(b"SQLite format 3"):
+        raise StoreError(f"{path} is a SQLite database, not a run store (a DuckDB file)")
+    if head[8:12] != b"DUCK":
+        raise StoreError(f"{path} is not a DuckDB database file, so not a run store")
+
+
 def _now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
@@ -116,35 +207,59 @@ class Store:
     def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
         self.version: int | None = SCHEMA_VERSION
-        if read_only and not self.path.is_file():
-            raise StoreError(f"the run store {self.path} does not exist")
+        self.read_only = read_only
+        _check_file(self.path, read_only)
         if not read_only:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            _private(True)
         try:
-            self.con = duckdb.connect(str(self.path), read_only=read_only)
+            con = duckdb.connect(str(self.path), read_only=read_only, config=_CONFIG)
         except duckdb.Error as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            if not read_only:
+                _private(False)
+            first = " ".join(str(exc).split()) or type(exc).__name__
             if "lock" in first.lower():
                 raise StoreError(
                     f"the run store {self.path} is in use by another process ({first})"
                 ) from None
-            raise StoreError(f"cannot open the run store {self.path}: {first}") from None
-        self._check_schema(read_only)
+            raise _failure(self.path, exc) from None
+        self.con = _Connection(con, self.path)
+        try:
+            self._check_schema(read_only)
+        except BaseException:
+            self.close()
+            raise
 
     def _check_schema(self, read_only: bool) -> None:
         tables = {
-            r[0] for r in self.con.execute("SELECT table_name FROM duckdb_tables()").fetchall()
+            str(name) if schema == "main" else f"{schema}.{name}"
+            for schema, name in self.con.execute(
+                "SELECT schema_name, table_name FROM duckdb_tables() WHERE NOT internal AND "
+                "database_name = current_database()"
+            ).fetchall()
         }
         if "meta" not in tables:
+            if tables:
+                shown = ", ".join(sorted(tables)[:5])
+                refuse = "" if read_only else "; refusing to add our tables to it: give a new file"
+                raise StoreError(
+                    f"{self.path} is a DuckDB database with tables of its own ({shown}), not an "
+                    f"evaldelta run store{refuse}"
+                )
             if read_only:
                 raise StoreError(f"{self.path} is not an evaldelta run store (no meta table)")
             self.con.execute(_DDL + _DDL_V2)
             self.con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
             self._refresh_view()
             return
-        row = self.con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        version = int(row[0]) if row else None
+        version = self._schema_version()
         self.version = version
+        lacking = [t for t in _TABLES[: 8 if version >= 2 else 6] if t not in tables]
+        if lacking and version <= SCHEMA_VERSION:
+            raise StoreError(
+                f"the run store {self.path} lacks the table(s) {', '.join(lacking)}: it is "
+                "damaged, or not a store written by evaldelta run"
+            )
         if version == 1 and read_only:
             return  # readable as it is (no scores); migrated when next opened for writing
         if version == 1:
@@ -156,19 +271,41 @@ class Store:
                 f"reads version {SCHEMA_VERSION}"
             )
 
+    def _schema_version(self) -> int:
+        """The meta table's schema_version; a meta table that is not ours is an error."""
+        columns = {
+            str(r[0])
+            for r in self.con.execute(
+                "SELECT column_name FROM duckdb_columns() WHERE database_name = "
+                "current_database() AND schema_name = 'main' AND table_name = 'meta'"
+            ).fetchall()
+        }
+        if not {"key", "value"} <= columns:
+            raise StoreError(
+                f"{self.path} has a table 'meta' that is not evaldelta's (columns "
+                f"{', '.join(sorted(columns))}), so it is not a run store"
+            )
+        row = self.con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if row is None:
+            raise StoreError(
+                f"{self.path} has a meta table without a schema_version: not a run store"
+            )
+        try:
+            return int(str(row[0]).strip())
+        except ValueError:
+            raise StoreError(
+                f"the run store {self.path} has schema version {row[0]!r}, which is not a "
+                f"number; this evaldelta reads version {SCHEMA_VERSION}"
+            ) from None
+
     def _migrate_v1(self) -> None:
         """Version 1 -> 2: add the verifier column and the score tables, in one transaction."""
-        self.con.execute("BEGIN TRANSACTION")
-        try:
+        with self.transaction():
             self.con.execute("ALTER TABLE attempts ADD COLUMN verifier_json VARCHAR")
             self.con.execute(_DDL_V2)
             self.con.execute(
                 "UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION)]
             )
-            self.con.execute("COMMIT")
-        except BaseException:
-            self.con.execute("ROLLBACK")
-            raise
         self.version = SCHEMA_VERSION
         self._refresh_view()
 
@@ -182,18 +319,32 @@ class Store:
         try:
             yield
         except BaseException:
-            self.con.execute("ROLLBACK")
+            self._rollback()
             raise
-        self.con.execute("COMMIT")
+        try:
+            self.con.execute("COMMIT")
+        except StoreError:  # a failed commit (a full disk) leaves nothing to roll back
+            self._rollback()
+            raise
+
+    def _rollback(self) -> None:
+        with contextlib.suppress(StoreError):  # no transaction left after a failed commit
+            self.con.execute("ROLLBACK")
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:
-        """Checkpoint (fold the write-ahead log into the file) and close."""
-        with contextlib.suppress(duckdb.Error):  # read-only connections cannot checkpoint
-            self.con.execute("CHECKPOINT")
+        """Checkpoint (fold the write-ahead log into the file) and close (idempotent)."""
+        if getattr(self, "_closed", False):
+            return
+        self._closed = True
+        if not self.read_only:  # a full disk cannot checkpoint: the WAL keeps every commit
+            with contextlib.suppress(StoreError):
+                self.con.execute("CHECKPOINT")
         self.con.close()
+        if not self.read_only:
+            _private(False)
 
     # -- runs ------------------------------------------------------------------------------
     def begin_run(
@@ -214,8 +365,7 @@ class Store:
             self.set_status(run_id, "running")
             return False
         now = _now()
-        self.con.execute("BEGIN TRANSACTION")
-        try:
+        with self.transaction():
             self.con.execute(
                 "INSERT INTO runs VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
                 [run_id, now, now, evaldelta_version, cases_path, cases_sha256, len(cases),
@@ -236,10 +386,6 @@ class Store:
                     for i, (cid, row) in enumerate(cases)
                 ],
             )
-            self.con.execute("COMMIT")
-        except BaseException:
-            self.con.execute("ROLLBACK")
-            raise
         self._refresh_view()
         return True
 
@@ -390,8 +536,7 @@ class Store:
                 f"{checks_sha256[:12]}); rescore it with evaldelta score --store instead of "
                 "mixing two checks files"
             )
-        self.con.execute("BEGIN TRANSACTION")
-        try:
+        with self.transaction():
             if replace:
                 self.con.execute("DELETE FROM scores WHERE run_id = ?", [run_id])
             self.con.execute("DELETE FROM scorings WHERE run_id = ?", [run_id])
@@ -400,10 +545,6 @@ class Store:
                 [run_id, source, checks_path, checks_sha256, json.dumps(list(metrics)),
                  json.dumps(meta, sort_keys=True, default=str), score_is_pass, _now()],
             )  # fmt: skip
-            self.con.execute("COMMIT")
-        except BaseException:
-            self.con.execute("ROLLBACK")
-            raise
         self._refresh_view()
         return previous
 
@@ -428,8 +569,7 @@ class Store:
             for arm, case_id, repeat, metrics in rows
             for metric, (value, reason) in metrics.items()
         ]
-        self.con.execute("BEGIN TRANSACTION")
-        try:
+        with self.transaction():
             if values:
                 self.con.executemany(
                     "INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?, ?, ?)", values
@@ -441,10 +581,6 @@ class Store:
                     "AND s.repeat = a.repeat AND s.metric = 'pass'",
                     [run_id],
                 )
-            self.con.execute("COMMIT")
-        except BaseException:
-            self.con.execute("ROLLBACK")
-            raise
 
     def rows(self, run_id: str) -> list[dict[str, Any]]:
         """A run's attempts with their case's fields (attempt columns win), for scoring."""
@@ -512,15 +648,25 @@ def resolve_run(path: str | Path, run: str | None) -> str:
     """The run id to read from a store: ``run`` (an id or a unique prefix), or the newest."""
     with Store(path, read_only=True) as store:
         runs = [str(r["run_id"]) for r in store.runs()]
-    if not runs:
-        raise StoreError(f"the run store {path} holds no runs yet")
+        counts = dict(
+            store.con.execute("SELECT run_id, count(*) FROM attempts GROUP BY run_id").fetchall()
+        )
+    if not runs or not counts:
+        raise StoreError(f"the run store {path} holds no runs yet (no attempts recorded)")
     if run is None:
-        return runs[0]
-    hits = [r for r in runs if r == run] or [r for r in runs if r.startswith(run)]
-    if len(hits) != 1:
-        what = "matches several runs" if hits else "is not in the store"
-        raise StoreError(f"run {run!r} {what}; runs in {path}: {', '.join(runs)}")
-    return hits[0]
+        chosen = runs[0]
+    else:
+        hits = [r for r in runs if r == run] or [r for r in runs if r.startswith(run)]
+        if len(hits) != 1:
+            what = "matches several runs" if hits else "is not in the store"
+            raise StoreError(f"run {run!r} {what}; runs in {path}: {', '.join(runs)}")
+        chosen = hits[0]
+    if not counts.get(chosen):
+        raise StoreError(
+            f"run {chosen} in the run store {path} holds no attempts yet (it stopped before "
+            "any call finished); rerun the same evaldelta run to record some"
+        )
+    return chosen
 
 
 def configured_arms(path: str | Path, run_id: str) -> tuple[str, ...]:
@@ -537,11 +683,16 @@ def configured_arms(path: str | Path, run_id: str) -> tuple[str, ...]:
 
 
 def run_status(path: str | Path, run_id: str) -> str:
-    """The recorded status of a run: complete, running, interrupted, stopped: ..."""
+    """The recorded status of a run: complete, interrupted, stopped: ...
+
+    A run recorded as ``running`` whose store this process could open was killed (a live
+    run holds DuckDB's file lock): it is reported as ``interrupted``.
+    """
     with Store(path, read_only=True) as store:
         for row in store.runs():
             if str(row["run_id"]) == run_id:
-                return str(row.get("status") or "unknown")
+                status = str(row.get("status") or "unknown")
+                return "interrupted" if status == "running" else status
     raise StoreError(f"run {run_id!r} is not in the store {path}")
 
 

@@ -1,13 +1,24 @@
-"""CLI commands for the run feature (registered onto the main app by cli.py)."""
+"""CLI commands for the run feature (registered onto the main app by cli.py).
+
+``evaldelta run`` exits 0 when every attempt it made succeeded (also when ``--max-cost`` or
+``max_wall_seconds`` stopped it cleanly), and :data:`EXIT_ERRORS` (4) when any attempt of the
+session ended in an error or the run stopped early on a repeated error; the summary then
+counts the errored attempts by kind, with the first message of each.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-__all__ = ["register"]
+if TYPE_CHECKING:
+    from evaldelta.run.progress import RunSummary
+
+__all__ = ["EXIT_ERRORS", "register"]
+
+EXIT_ERRORS = 4  # the run finished, but some attempts ended in an error (see the summary)
 
 
 def register(app: typer.Typer) -> None:
@@ -72,19 +83,45 @@ def run_cmd(
     case_set = load_cases(cfg.cases)
     with progress_bar(progress) as update:
         summary = asyncio.run(execute(cfg, case_set, on_progress=update))
-    p = summary.progress
-    typer.echo(
-        f"evaldelta: run {summary.run_id} {summary.status}: {p.skipped + p.done}/{p.total} "
-        f"attempts ({p.skipped} already stored, {p.done} now, {p.errors} errors); "
-        f"{p.paid_calls} paid calls, {p.cached_calls} from cache, {p.retries} retries, "
-        f"${p.spent_usd:.4f} spent; store {summary.store}",
-        err=True,
-    )
+    _summary_lines(summary)
     _arm_lines(summary.store, summary.run_id)
     metric = " --metric pass" if cfg.checks is not None else ""
     typer.echo(
         f"evaldelta compare --store {summary.store} --run {summary.run_id}{metric}", err=True
     )
+    if summary.progress.errors or summary.status == "stopped: repeated error":
+        raise typer.Exit(EXIT_ERRORS)
+
+
+def _summary_lines(summary: RunSummary) -> None:
+    """The run's totals, why it stopped, and its errored attempts by kind (on stderr)."""
+    p = summary.progress
+    left = f", {p.not_attempted} not attempted" if p.not_attempted else ""
+    typer.echo(
+        f"evaldelta: run {summary.run_id} {summary.status}: {p.skipped + p.done}/{p.total} "
+        f"attempts ({p.skipped} already stored, {p.done} now, {p.errors} errors{left}); "
+        f"{p.paid_calls} paid calls, {p.cached_calls} from cache, {p.retries} retries, "
+        f"${p.spent_usd:.4f} spent; store {summary.store}",
+        err=True,
+    )
+    if summary.detail is not None:
+        typer.echo(f"  stopped early: {_shown(summary.detail)}", err=True)
+    for kind, count in p.error_kinds.most_common():
+        first = _shown(p.first_errors.get(kind, ""))
+        typer.echo(f"  errors: {count} {kind} (first: {first})", err=True)
+    if p.errors:
+        typer.echo(
+            "  rerun the same command to retry the errored attempts (finished ones are kept)",
+            err=True,
+        )
+
+
+def _shown(text: str, limit: int = 300) -> str:
+    """A server's message for a terminal: one line, no control characters, bounded."""
+    import re
+
+    flat = " ".join(re.sub(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", " ", text).split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def _arm_lines(store_path: str, run_id: str) -> None:

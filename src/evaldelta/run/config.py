@@ -8,6 +8,7 @@ carry tomllib's line). Flags given on the command line override or extend the fi
 from __future__ import annotations
 
 import difflib
+import math
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -39,9 +40,14 @@ __all__ = [
 
 DEFAULT_STORE = Path(".evaldelta/runs.duckdb")
 TOP_KEYS = ("cases", "repeats", "store", "max_cost", "prices", "seed", "pins", "template",
-            "providers", "arms", "score")  # fmt: skip
+            "providers", "arms", "score", "max_wall_seconds",
+            "stop_after_identical_errors")  # fmt: skip
 PROVIDER_KEYS = ("kind", "base_url", "api_key_env", "timeout", "max_concurrency",
-                 "requests_per_minute", "tokens_per_minute", "max_retries")  # fmt: skip
+                 "requests_per_minute", "tokens_per_minute", "max_retries", "max_retry_after",
+                 "retry_budget_seconds")  # fmt: skip
+MAX_SECONDS = 1e7  # about 116 days: any longer wait is a typo (and overflows socket timeouts)
+MAX_CONCURRENCY = 10_000
+MAX_RETRIES = 1_000
 PARAM_KEYS = ("temperature", "top_p", "max_tokens", "seed", "stop")
 MODEL_KEYS = ("kind", "provider", "model", "template", "system", "user", "pins", "standalone",
               *PARAM_KEYS)  # fmt: skip
@@ -65,6 +71,8 @@ class ProviderConfig:
     requests_per_minute: float | None = None
     tokens_per_minute: float | None = None
     max_retries: int = 4
+    max_retry_after: float = 60.0  # a longer Retry-After is capped at this many seconds
+    retry_budget_seconds: float = 300.0  # the most one call waits between its retries, in all
     options: Mapping[str, Any] = field(default_factory=dict)  # kind-specific (local)
 
     def factory_options(self) -> dict[str, Any]:
@@ -123,6 +131,8 @@ class RunConfig:
     checks: CheckSet | None = None  # run --checks / [score] checks: score = the overall pass
     pins: Mapping[str, Any] = field(default_factory=dict)
     seed: int = 0  # seeds the retry jitter only; recorded
+    max_wall_seconds: float | None = None  # stop launching calls after this long (None: never)
+    stop_after_identical_errors: int = 3  # 401/403/404/unknown host this often: stop (0: never)
     path: str | None = None
 
     def model_arm(self, name: str) -> ModelArm:
@@ -168,14 +178,30 @@ class _Reader:
             raise self.fail(keys, value, "must be a table")
         return value
 
-    def number(self, value: object, keys: Sequence[str], *, low: float = 0.0) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < low:
-            raise self.fail(keys, value, f"must be a number >= {low:g}")
+    def number(
+        self, value: object, keys: Sequence[str], *, low: float = 0.0, high: float | None = None
+    ) -> float:
+        """A finite number in [low, high]: nan and inf are bad input like any other value."""
+        least = "" if low == -math.inf else "> 0" if 0 < low <= 1e-9 else f">= {low:g}"
+        span = " and ".join(x for x in (least, "" if high is None else f"<= {high:g}") if x)
+        span = " " + span if span else ""
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.fail(keys, value, f"must be a number{span}")
+        if not math.isfinite(value) or value < low or (high is not None and value > high):
+            raise self.fail(keys, value, f"must be a finite number{span}")
         return float(value)
 
-    def integer(self, value: object, keys: Sequence[str], *, low: int = 0) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise self.fail(keys, value, f"must be an integer >= {low}")
+    def integer(
+        self, value: object, keys: Sequence[str], *, low: int = 0, high: int | None = None
+    ) -> int:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or value < low
+            or (high is not None and value > high)
+        ):
+            span = f">= {low}" if high is None else f"from {low} to {high}"
+            raise self.fail(keys, value, f"must be an integer {span}")
         return value
 
     def string(self, value: object, keys: Sequence[str]) -> str:
@@ -249,6 +275,14 @@ def parse_config(text: str, path: str = "<run config>") -> RunConfig:
         checks=checks,
         pins=dict(r.table(data.get("pins", {}), ("pins",))),
         seed=r.integer(data.get("seed", 0), ("seed",)),
+        max_wall_seconds=(
+            r.number(data["max_wall_seconds"], ("max_wall_seconds",), low=1e-9, high=MAX_SECONDS)
+            if "max_wall_seconds" in data
+            else None
+        ),
+        stop_after_identical_errors=r.integer(
+            data.get("stop_after_identical_errors", 3), ("stop_after_identical_errors",)
+        ),
         path=path,
     )
     _check_cascades(config, r)
@@ -267,13 +301,19 @@ def _provider(r: _Reader, name: str, value: object) -> ProviderConfig:
     for key in ("base_url", "api_key_env"):
         if key in table:
             out[key] = r.string(table.pop(key), [*keys, key])
-    for key in ("timeout", "requests_per_minute", "tokens_per_minute"):
+    for key in ("timeout", "max_retry_after", "retry_budget_seconds"):
+        if key in table:
+            low = 1e-9 if key == "timeout" else 0.0
+            out[key] = r.number(table.pop(key), [*keys, key], low=low, high=MAX_SECONDS)
+    for key in ("requests_per_minute", "tokens_per_minute"):
         if key in table:
             out[key] = r.number(table.pop(key), [*keys, key], low=1e-9)
-    for key in ("max_concurrency", "max_retries"):
+    for key, low, high in (
+        ("max_concurrency", 1, MAX_CONCURRENCY),
+        ("max_retries", 0, MAX_RETRIES),
+    ):
         if key in table:
-            low = 1 if key == "max_concurrency" else 0
-            out[key] = r.integer(table.pop(key), [*keys, key], low=low)
+            out[key] = r.integer(table.pop(key), [*keys, key], low=low, high=high)
     return ProviderConfig(**out, options=table)
 
 
@@ -372,7 +412,9 @@ def _check(r: _Reader, value: object, keys: Sequence[str]) -> OutputCheck:
         kind=kinds[0],
         spec=r.string(table[kinds[0]], [*keys, kinds[0]]),
         threshold=(
-            r.number(threshold, [*keys, "threshold"], low=-1e300) if threshold is not None else None
+            r.number(threshold, [*keys, "threshold"], low=-math.inf)
+            if threshold is not None
+            else None
         ),
         where=str(r.where([*keys, kinds[0]])),
     )
@@ -402,7 +444,9 @@ def _verifier(
         checks=checks,
         judge=r.string(table["judge"], [*keys, "judge"]) if "judge" in table else None,
         threshold=(
-            r.number(threshold, [*keys, "threshold"], low=-1e300) if threshold is not None else None
+            r.number(threshold, [*keys, "threshold"], low=-math.inf)
+            if threshold is not None
+            else None
         ),
         where=str(r.where([*keys, "judge" if "judge" in table else "checks"])),
     )
@@ -478,8 +522,8 @@ def with_flags(
         new_arms.append(arm)
     if repeats is not None and repeats < 1:
         raise UsageError(f"--repeats must be at least 1, not {repeats}")
-    if max_cost is not None and max_cost < 0:
-        raise UsageError(f"--max-cost cannot be negative ({max_cost})")
+    if max_cost is not None and (not math.isfinite(max_cost) or max_cost < 0):
+        raise UsageError(f"--max-cost takes a finite number of USD >= 0, not {max_cost}")
     out = replace(
         config,
         arms=tuple(new_arms),

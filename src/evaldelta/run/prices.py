@@ -6,6 +6,7 @@ the API reports. An unknown model or missing usage gives an unknown cost (None),
 
 from __future__ import annotations
 
+import math
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -71,14 +72,19 @@ def _parse(text: str, path: str) -> dict[str, Price]:
     for model, entry in models.items():
         if not isinstance(entry, dict):
             raise ConfigError("a price entry must be a table", Location(path, field=model))
-        try:
-            inp, outp = float(entry["input"]), float(entry["output"])
-        except (KeyError, TypeError, ValueError):
-            raise ConfigError(
-                "a price entry needs numeric 'input' and 'output' (USD per 1M tokens)",
-                Location(path, field=f"models.{model}", value=entry),
-            ) from None
-        if inp < 0 or outp < 0:
-            raise ConfigError("prices cannot be negative", Location(path, field=model))
-        out[str(model)] = Price(inp, outp)
+        values: list[float] = []
+        for name in ("input", "output"):
+            value = entry.get(name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ConfigError(
+                    "a price entry needs numeric 'input' and 'output' (USD per 1M tokens)",
+                    Location(path, field=f"models.{model}", value=entry),
+                )
+            if not math.isfinite(value) or value < 0:
+                raise ConfigError(
+                    "a price must be a finite number of USD >= 0",
+                    Location(path, field=f"models.{model}.{name}", value=value),
+                )
+            values.append(float(value))
+        out[str(model)] = Price(values[0], values[1])
     return out

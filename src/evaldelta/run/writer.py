@@ -6,14 +6,15 @@ however many calls were in flight. Here a caller hands its write to :class:`Grou
 and awaits it; the writer collects whatever writes arrive while the previous commit ran,
 commits them in one transaction, and only then wakes their callers. So the rule that a
 finished call is committed before anyone counts it still holds, and a run killed at any
-moment loses only writes nobody had been told were done.
+moment loses only writes nobody had been told were done. Every row passes through the
+writer's ``redact`` (the run's API keys masked) on its way in.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from evaldelta.store import Store
@@ -23,6 +24,11 @@ __all__ = ["GroupWriter"]
 
 AttemptRow = tuple[str, str, str, int, Mapping[str, Any]]
 ResponseRow = tuple[str, Mapping[str, Any]]
+Redact = Callable[[Mapping[str, Any]], Mapping[str, Any]]
+
+
+def _unchanged(values: Mapping[str, Any]) -> Mapping[str, Any]:
+    return values
 
 
 class GroupWriter:
@@ -32,8 +38,9 @@ class GroupWriter:
     per statement and per commit, not per row.
     """
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, redact: Redact = _unchanged) -> None:
         self.store = store
+        self.redact = redact
         self._attempts: list[tuple[AttemptRow, asyncio.Future[None]]] = []
         self._responses: list[tuple[ResponseRow, asyncio.Future[None]]] = []
         self._wake = asyncio.Event()
@@ -45,11 +52,11 @@ class GroupWriter:
         self, run_id: str, arm: str, case_id: str, repeat: int, values: Mapping[str, Any]
     ) -> None:
         """Commit one attempt in the next group; return once it is committed."""
-        await self._submit(self._attempts, (run_id, arm, case_id, repeat, values))
+        await self._submit(self._attempts, (run_id, arm, case_id, repeat, self.redact(values)))
 
     async def put_response(self, key: str, values: Mapping[str, Any]) -> None:
         """Commit one cached response in the next group; return once it is committed."""
-        await self._submit(self._responses, (key, values))
+        await self._submit(self._responses, (key, self.redact(values)))
 
     async def _submit(self, queue: list[tuple[Any, asyncio.Future[None]]], row: Any) -> None:
         if self._task is None:

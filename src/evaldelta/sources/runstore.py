@@ -39,9 +39,9 @@ class StoreReader(Reader):
         from evaldelta.store import configured_arms, resolve_run, run_status
 
         path = source.path
-        if not path.is_file():
+        if not path.exists():
             raise UnreadableFileError("the run store does not exist", Location(str(path)))
-        run_id = resolve_run(path, source.run)
+        run_id = resolve_run(path, source.run)  # the store refuses a folder, a device, ...
         status = run_status(path, run_id)
         resolved = str(path.resolve())
         alias = "evaldelta_store_" + hashlib.sha256(resolved.encode("utf-8")).hexdigest()[:10]

@@ -12,9 +12,52 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
-__all__ = ["ChatMessage", "Completion", "GenerationParams", "Provider", "ProviderError"]
+__all__ = [
+    "FATAL_KINDS",
+    "ChatMessage",
+    "Completion",
+    "ErrorKind",
+    "GenerationParams",
+    "Provider",
+    "ProviderError",
+    "kind_of_status",
+]
+
+ErrorKind = Literal[
+    "auth",  # HTTP 401, 403: a wrong or unauthorised key
+    "not_found",  # HTTP 404: an unknown model or endpoint path
+    "bad_request",  # another 4xx: the request itself is wrong
+    "rate_limit",  # HTTP 429
+    "server",  # HTTP 5xx
+    "timeout",  # no (complete) reply within the timeout, HTTP 408
+    "connection",  # refused, reset or dropped connections
+    "dns",  # the host name does not resolve
+    "malformed",  # a reply that is not the API's JSON
+    "retry_budget",  # retries would wait past the call's retry budget or the run's wall time
+    "provider",  # anything else a provider raised
+    "scoring",  # the scorer, verifier or checks failed on a reply (not a provider error)
+]
+# The same failure on every call: no retry or later call can succeed, so a run stops early.
+FATAL_KINDS: frozenset[ErrorKind] = frozenset({"auth", "not_found", "dns"})
+
+
+def kind_of_status(status: int | None) -> ErrorKind:
+    """The error kind of an HTTP status (``provider`` when there is none)."""
+    if status is None:
+        return "provider"
+    if status in (401, 403):
+        return "auth"
+    if status == 404:
+        return "not_found"
+    if status == 408:
+        return "timeout"
+    if status == 429:
+        return "rate_limit"
+    if status >= 500:
+        return "server"
+    return "bad_request"
 
 
 @dataclass(frozen=True)
@@ -57,7 +100,8 @@ class ProviderError(Exception):
     """A failed call.
 
     ``retryable`` calls (429, 5xx, timeouts, dropped connections) may be retried;
-    ``retry_after`` (seconds) is the server's Retry-After when it sent one.
+    ``retry_after`` (seconds) is the server's Retry-After when it sent one; ``kind`` says
+    what went wrong (default: from ``status``), for the run's summary and its early stop.
     """
 
     def __init__(
@@ -67,11 +111,13 @@ class ProviderError(Exception):
         retryable: bool,
         status: int | None = None,
         retry_after: float | None = None,
+        kind: ErrorKind | None = None,
     ) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.status = status
         self.retry_after = retry_after
+        self.kind: ErrorKind = kind if kind is not None else kind_of_status(status)
 
 
 @runtime_checkable

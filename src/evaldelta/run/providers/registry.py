@@ -14,9 +14,16 @@ from typing import Any
 from evaldelta.errors import ProviderSetupError
 from evaldelta.run.providers.base import Provider
 
-__all__ = ["KINDS", "create_provider"]
+__all__ = ["DEFAULT_KEY_ENV", "KINDS", "create_provider", "key_variable"]
 
 Factory = Callable[[Mapping[str, Any]], Provider]
+# The environment variable a kind reads its API key from when api_key_env names none.
+DEFAULT_KEY_ENV: Mapping[str, str] = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
+
+def key_variable(kind: str, api_key_env: str | None) -> str | None:
+    """The variable a provider of ``kind`` reads its key from (None: it reads none itself)."""
+    return api_key_env or DEFAULT_KEY_ENV.get(kind)
 
 
 def _openai(options: Mapping[str, Any]) -> Provider:
@@ -24,7 +31,7 @@ def _openai(options: Mapping[str, Any]) -> Provider:
 
     return OpenAICompatProvider(
         base_url=options.get("base_url"),
-        api_key_env=options.get("api_key_env") or "OPENAI_API_KEY",
+        api_key_env=options.get("api_key_env") or DEFAULT_KEY_ENV["openai"],
         timeout=float(options.get("timeout", 60.0)),
     )
 
@@ -34,7 +41,7 @@ def _anthropic(options: Mapping[str, Any]) -> Provider:
 
     return AnthropicProvider(
         base_url=options.get("base_url"),
-        api_key_env=options.get("api_key_env") or "ANTHROPIC_API_KEY",
+        api_key_env=options.get("api_key_env") or DEFAULT_KEY_ENV["anthropic"],
         timeout=float(options.get("timeout", 60.0)),
     )
 
