@@ -25,9 +25,9 @@ def _rows(slice_name: str, pairs: list[tuple[int, int]], start: int = 0) -> list
     return out
 
 
-# stable: 200 pairs, identical outcomes; broken: the candidate fails half of 200 cases the
-# baseline passes; thin: 10 pairs, one loss.
-STABLE = [(1, 1)] * 150 + [(0, 0)] * 50
+# stable: 200 pairs, 10 discordant both ways; broken: the candidate fails half of 200 cases
+# the baseline passes; thin: 10 pairs, one loss.
+STABLE = [(1, 1)] * 145 + [(0, 0)] * 45 + [(1, 0)] * 5 + [(0, 1)] * 5
 BROKEN = [(1, 1)] * 100 + [(1, 0)] * 100
 THIN = [(1, 1)] * 9 + [(1, 0)]
 HEADER = "case_id,arm,slice,score,cost_usd"
@@ -72,6 +72,18 @@ def test_exit_codes_and_on_inconclusive(run_cli, write, runs):
     assert _gate(run_cli, write, runs, 'on_inconclusive = "pass"\n' + thin).code == 0
     # point basis: thin's point estimate -0.1 is at the bound (>= -0.1), so it passes
     assert _gate(run_cli, write, runs, 'basis = "point"\n' + thin).code == 0
+
+
+def test_a_delta_on_too_few_informative_pairs_decides_nothing(run_cli, write, tmp_path):
+    # 200 identical pairs: Newcombe's interval is narrow, but it rests on no discordant pair
+    rows = [HEADER, *_rows("same", [(1, 1)] * 150 + [(0, 0)] * 50)]
+    path = write("same.csv", "\n".join(rows) + "\n")
+    policy = write("p.toml", "max_regression = 0.1\n")
+    res = run_cli("gate", path, "--policy", policy, "--baseline", "base")
+    assert res.code == 3, res.out
+    assert "rests on 0 informative pairs" in res.out and "min_informative = 10" in res.out
+    policy.write_text("max_regression = 0.1\nmin_informative = 0\n")
+    assert run_cli("gate", path, "--policy", policy, "--baseline", "base").code == 0
 
 
 def test_min_cases_makes_a_thin_slice_inconclusive(run_cli, write, runs):

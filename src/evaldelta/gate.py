@@ -31,6 +31,26 @@ silent pass. ``max_cost_ratio`` compares the cost ratio with its bound (no inter
 Critical cases pass when every scored attempt of the candidate passes (or ``K of N``); a
 single failure fails the gate and names the case.
 
+Error rates for the whole release
+---------------------------------
+The gate passes only when every rule passes: an intersection-union test, which needs no
+adjustment for its pass decision (Berger 1982, "Multiparameter hypothesis testing and
+acceptance sampling", Technometrics 24:295-300). Its *fail* decision is a union: it fails
+when any rule fails, so with K rules each failing identical releases alpha/2 of the time,
+the gate would fail them up to K alpha/2 of the time (9.6% with 5 slices, 33% with 20).
+So the fail decisions are adjusted across the family of interval-judged rules of every
+slice and candidate: each rule's one-sided p-value for "below its bound", the one its
+interval implies (:func:`evaldelta.stats.fail_pvalue`), is adjusted by Holm's step-down
+method (Holm 1979, Scand. J. Statistics 6:65-70; ``fail_adjust = "holm"``, the default) or
+Bonferroni's, and a rule fails only when its adjusted p-value is at most alpha/2. Identical
+releases then fail the gate at most alpha/2 of the time, whatever the number of slices
+(``tests/test_gate_null.py`` checks K = 1, 5, 20 and 50). A rule whose interval lies below
+its bound but does not survive the adjustment is inconclusive, leaning fail, and says so.
+
+A rule never passes or fails on an interval of zero width, nor (for a delta) on fewer
+informative pairs than ``min_informative`` (default 10; pairs whose delta is not zero): it
+is inconclusive and says what it rests on.
+
 The verdict's ``outcome`` is fail if any rule fails, else inconclusive if any rule is,
 else pass. ``decision`` applies ``on_inconclusive`` (``fail`` / ``pass`` turn an
 inconclusive outcome into that decision; ``warn`` keeps it) and ``exit_code`` is 0 for a
@@ -39,10 +59,13 @@ pass decision, 1 for fail, 3 for inconclusive.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from evaldelta import stats
 from evaldelta.errors import PolicyError, UsageError
 from evaldelta.model import (
     ALL_CASES,
@@ -97,6 +120,8 @@ class RuleResult:
     leaning: str | None = None
     method: str | None = None
     case_id: str | None = None
+    p_fail: float | None = None  # one-sided p for "below the bound" (interval rules)
+    p_fail_adjusted: float | None = None  # after fail_adjust across the family
 
 
 @dataclass(frozen=True)
@@ -116,6 +141,8 @@ class Verdict:
     candidates: tuple[str, ...]
     confidence: float
     rules: tuple[RuleResult, ...]
+    fail_adjust: str = "holm"
+    family: int = 0  # interval-judged rules whose fail decisions were adjusted together
 
     def count(self, outcome: str) -> int:
         """How many rules had this outcome."""
@@ -198,6 +225,7 @@ def evaluate(
     rules: list[RuleResult] = []
     for pair in pairs:
         rules.extend(_PairGate(policy, result, slicing, pair).rules())
+    rules, family = _adjust_fails(rules, policy.fail_adjust, 1.0 - comparison.confidence)
     outcome = (
         FAIL
         if any(r.outcome == FAIL for r in rules)
@@ -222,7 +250,46 @@ def evaluate(
         candidates=tuple(p.candidate for p in pairs),
         confidence=comparison.confidence,
         rules=tuple(rules),
+        fail_adjust=policy.fail_adjust,
+        family=family,
     )
+
+
+def _adjust_fails(
+    rules: list[RuleResult], method: str, alpha: float
+) -> tuple[list[RuleResult], int]:
+    """Control the family-wise rate of the fail decisions (see the module docstring).
+
+    The family is every rule judged on an interval (its one-sided ``p_fail`` is defined).
+    A rule fails when its adjusted p-value is at most ``alpha / 2``; one that failed on its
+    own interval but not after the adjustment becomes inconclusive, leaning fail.
+    """
+    family = [i for i, r in enumerate(rules) if r.p_fail is not None and math.isfinite(r.p_fail)]
+    raw = [float(rules[i].p_fail) for i in family]  # type: ignore[arg-type]
+    if method == "holm":
+        adjusted = list(stats.holm(raw))
+    elif method == "bonferroni":
+        adjusted = [min(1.0, p * len(raw)) for p in raw]
+    else:
+        adjusted = raw
+    out = list(rules)
+    for i, p_adj in zip(family, adjusted, strict=True):
+        rule = out[i]
+        if rule.outcome == FAIL and p_adj > alpha / 2:
+            out[i] = dataclasses.replace(
+                rule,
+                outcome=INCONCLUSIVE,
+                leaning=FAIL,
+                p_fail_adjusted=p_adj,
+                sentence=(
+                    f"{rule.sentence} at its own level, but not after {method}'s adjustment "
+                    f"across {len(family)} rules (adjusted p {p_adj:.3g} > {alpha / 2:g}): "
+                    "leaning fail, the data cannot decide"
+                ),
+            )
+        else:
+            out[i] = dataclasses.replace(rule, p_fail_adjusted=p_adj)
+    return out, len(family)
 
 
 def _metric(policy: Policy, comparison: Comparison, metric: str | None) -> MetricResult:
@@ -279,6 +346,39 @@ class _PairGate:
     def _rule(self, rule: str, slice_name: str | None, **fields: object) -> RuleResult:
         return RuleResult(rule=rule, candidate=self.pair.candidate, slice=slice_name, **fields)  # type: ignore[arg-type]
 
+    def _judged(
+        self, result: Any, bound: float, informative: int | None, what: str, bound_name: str
+    ) -> dict[str, Any]:
+        """Outcome, leaning, sentence and one-sided p of an estimate judged against a bound.
+
+        On the interval basis a zero-width interval, or (for a delta) fewer informative pairs
+        than ``min_informative``, makes the rule inconclusive whatever its interval says.
+        """
+        basis = self.policy.basis
+        outcome, leaning = judge(result.estimate, result.ci, bound, basis)
+        sentence = _bound_sentence(outcome, leaning, basis, what, bound_name)
+        if basis != "interval" or not math.isfinite(result.estimate):
+            return {"outcome": outcome, "leaning": leaning, "sentence": sentence}
+        lean = FAIL if result.estimate < bound else PASS
+        ci = result.ci
+        if ci is not None and math.isfinite(ci.low) and ci.high - ci.low <= 0.0:
+            return {
+                "outcome": INCONCLUSIVE,
+                "leaning": lean,
+                "sentence": f"the interval of the {what} has zero width: it rests on no "
+                "variation, so the data cannot decide",
+            }
+        need = self.policy.min_informative
+        if informative is not None and informative < need:
+            return {
+                "outcome": INCONCLUSIVE,
+                "leaning": lean,
+                "sentence": f"the {what} rests on {informative} informative pairs (pairs whose "
+                f"scores differ), fewer than min_informative = {need}: the data cannot decide",
+            }
+        p_fail = stats.fail_pvalue(result, bound)
+        return {"outcome": outcome, "leaning": leaning, "sentence": sentence, "p_fail": p_fail}
+
     def _min_cases(
         self, name: str, need: int, delta: SliceDelta | None, arm: ArmSlice | None
     ) -> RuleResult:
@@ -318,20 +418,18 @@ class _PairGate:
                 n=0,
                 sentence="no case of the slice was scored in both arms: no delta to judge",
             )
-        outcome, leaning = judge(res.estimate, res.ci, -margin, self.policy.basis)
         what = "paired delta" if delta.basis == "paired" else "unpaired delta (no shared cases)"
+        informative = delta.informative if delta.basis == "paired" else None
         return self._rule(
             "max_regression",
             name,
-            outcome=outcome,
             basis=self.policy.basis,
             estimate=res.estimate,
             ci=res.ci,
             bound=-margin,
             n=delta.n_pairs or None,
-            sentence=_bound_sentence(outcome, leaning, self.policy.basis, what, "-margin"),
-            leaning=leaning,
             method=res.method,
+            **self._judged(res, -margin, informative, what, "-margin"),
         )
 
     def _min_score(self, name: str, bar: float, arm: ArmSlice | None) -> RuleResult:
@@ -349,21 +447,16 @@ class _PairGate:
                 sentence="the candidate has no scored case in the slice",
             )
         est = arm.estimate
-        outcome, leaning = judge(est.estimate, est.ci, bar, self.policy.basis)
         return self._rule(
             "min_score",
             name,
-            outcome=outcome,
             basis=self.policy.basis,
             estimate=est.estimate,
             ci=est.ci,
             bound=bar,
             n=arm.scored_cases,
-            sentence=_bound_sentence(
-                outcome, leaning, self.policy.basis, f"candidate's {noun}", "the bar"
-            ),
-            leaning=leaning,
             method=est.method,
+            **self._judged(est, bar, None, f"candidate's {noun}", "the bar"),
         )
 
     def _standardized(self, rule: StandardizedRule) -> RuleResult:
@@ -378,24 +471,24 @@ class _PairGate:
                 self.policy.where("standardized", "mix", value=rule.mix),
             )
         std = found[0]
-        outcome, leaning = judge(std.delta.estimate, std.delta.ci, -rule.margin, self.policy.basis)
-        sentence = _bound_sentence(
-            outcome, leaning, self.policy.basis, f"fixed-mix delta ({std.mix} mix)", "-margin"
+        informative = self.pair.overall.informative if std.delta_basis == "paired" else None
+        judged = self._judged(
+            std.delta, -rule.margin, informative, f"fixed-mix delta ({std.mix} mix)", "-margin"
         )
         if std.dropped_slices:
-            sentence += f"; slices without evidence were dropped: {', '.join(std.dropped_slices)}"
+            judged["sentence"] += (
+                f"; slices without evidence were dropped: {', '.join(std.dropped_slices)}"
+            )
         return self._rule(
             "standardized_margin",
             ALL_CASES,
-            outcome=outcome,
             basis=self.policy.basis,
             estimate=std.delta.estimate,
             ci=std.delta.ci,
             bound=-rule.margin,
             n=self.pair.shared_cases or None,
-            sentence=sentence,
-            leaning=leaning,
             method=f"{std.delta.method}, {std.mix} mix",
+            **judged,
         )
 
     def _cost(self, limit: float) -> RuleResult:

@@ -5,6 +5,9 @@ The schema (``examples/gate.toml`` is the commented reference)::
     metric = "score"            # optional: the metric to gate on (default: the first)
     basis = "interval"          # "interval" (default) or "point"
     on_inconclusive = "warn"    # "fail" -> exit 1, "warn" -> exit 3 (default), "pass" -> exit 0
+    fail_adjust = "holm"        # "holm" (default), "bonferroni" or "none": the fail decisions'
+                                # family-wise rate across every rule and slice
+    min_informative = 10        # a delta rule on fewer informative pairs is inconclusive
     max_cost_ratio = 1.5        # candidate cost / baseline cost
     [defaults]                  # slice rules for every slice (they may also sit at the top level)
     max_regression = 0.15       # non-inferiority margin on the slice's paired delta (>= 0)
@@ -44,6 +47,8 @@ from evaldelta.errors import Location, PolicyError
 
 __all__ = [
     "BASES",
+    "FAIL_ADJUST",
+    "MIN_INFORMATIVE",
     "ON_INCONCLUSIVE",
     "CriticalRule",
     "Policy",
@@ -57,11 +62,15 @@ __all__ = [
 
 BASES = ("interval", "point")
 ON_INCONCLUSIVE = ("fail", "warn", "pass")
+FAIL_ADJUST = ("holm", "bonferroni", "none")
+MIN_INFORMATIVE = 10  # fewer informative pairs than this: a delta rule is inconclusive
 RULE_KEYS = ("max_regression", "min_score", "min_cases")
 TOP_KEYS = (
     "metric",
     "basis",
     "on_inconclusive",
+    "fail_adjust",
+    "min_informative",
     "max_cost_ratio",
     *RULE_KEYS,
     "defaults",
@@ -140,6 +149,8 @@ class Policy:
     metric: str | None = None
     basis: str = "interval"
     on_inconclusive: str = "warn"
+    fail_adjust: str = "holm"
+    min_informative: int = MIN_INFORMATIVE
     max_cost_ratio: float | None = None
     defaults: SliceRules = field(default_factory=SliceRules)
     slices: Mapping[str, SliceRules] = field(default_factory=dict)
@@ -355,6 +366,8 @@ class _Parser:
             on_inconclusive=self.choice(
                 data.get("on_inconclusive", "warn"), ("on_inconclusive",), ON_INCONCLUSIVE
             ),
+            fail_adjust=self.choice(data.get("fail_adjust", "holm"), ("fail_adjust",), FAIL_ADJUST),
+            min_informative=self._min_informative(data),
             max_cost_ratio=self._cost(data),
             defaults=defaults,
             slices=slices,
@@ -376,6 +389,14 @@ class _Parser:
                 Location(self.path, 1),
             )
         return policy
+
+    def _min_informative(self, data: Mapping[str, Any]) -> int:
+        value = data.get("min_informative", MIN_INFORMATIVE)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise self.fail(
+                ("min_informative",), value, "min_informative must be a whole number >= 0"
+            )
+        return value
 
     def _cost(self, data: Mapping[str, Any]) -> float | None:
         if "max_cost_ratio" not in data:

@@ -6,6 +6,7 @@ a :class:`DegenerateDataWarning`. Differences are always candidate minus baselin
 """
 
 from evaldelta.stats._cluster import clustered_mean, clustered_se, clustered_se_from_summary
+from evaldelta.stats._inference import fail_pvalue, interval_at
 from evaldelta.stats._means import mean_t, t_critical, welch
 from evaldelta.stats._multiple import holm
 from evaldelta.stats._paired import (
@@ -64,8 +65,10 @@ __all__ = [
     "clustered_mean",
     "clustered_se",
     "clustered_se_from_summary",
+    "fail_pvalue",
     "fixed_mix",
     "holm",
+    "interval_at",
     "mcnemar_exact",
     "mcnemar_exact_power",
     "mde_mcnemar",

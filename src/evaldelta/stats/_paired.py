@@ -105,7 +105,18 @@ def paired_proportions(
     if n == 0:
         warn_degenerate("A paired difference is undefined for n = 0 pairs; returning nan.")
         return PairedResult(
-            NAN, NAN, ConfidenceInterval(NAN, NAN), NAN, 0, 0, method, conf, b=0, c=0
+            NAN,
+            NAN,
+            ConfidenceInterval(NAN, NAN),
+            NAN,
+            0,
+            0,
+            method,
+            conf,
+            b=0,
+            c=0,
+            a=0,
+            interval=interval,
         )
     z = z_critical(conf)
     estimate = (c - b) / n
@@ -126,6 +137,8 @@ def paired_proportions(
         b=b,
         c=c,
         statistic=test.statistic,
+        a=a,
+        interval=interval,
     )
 
 

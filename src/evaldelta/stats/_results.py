@@ -100,6 +100,12 @@ class Estimate:
     method: str
     df: float | None = None
 
+    def ci_at(self, confidence: float) -> ConfidenceInterval:
+        """The interval at another confidence level, by the method that made it."""
+        from evaldelta.stats._inference import interval_at
+
+        return interval_at(self, confidence)
+
 
 @dataclass(frozen=True)
 class PairedResult:
@@ -107,7 +113,9 @@ class PairedResult:
 
     ``informative`` is the number of pairs whose delta is non-zero (for binary data the
     discordant pairs ``b + c``). ``b`` counts pairs only the baseline passed and ``c`` pairs
-    only the candidate passed.
+    only the candidate passed, ``a`` pairs both passed; ``interval`` names the binary
+    interval (``newcombe`` or ``wald``). :meth:`ci_at` recomputes the interval at another
+    confidence level.
     """
 
     estimate: float
@@ -122,6 +130,14 @@ class PairedResult:
     c: int | None = None
     statistic: float | None = None
     df: float | None = None
+    a: int | None = None
+    interval: str | None = None
+
+    def ci_at(self, confidence: float) -> ConfidenceInterval:
+        """The interval at another confidence level, by the method that made it."""
+        from evaldelta.stats._inference import interval_at
+
+        return interval_at(self, confidence)
 
 
 @dataclass(frozen=True)
