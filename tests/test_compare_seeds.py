@@ -107,10 +107,15 @@ def test_002_paired_difference(results):
     # Seed 002: "+2/40, five points"; "sqrt(b + c - (b-c)^2/n)/n is sqrt(3.9)/40 ~ 4.9 points"
     assert o.paired.estimate == pytest.approx(2 / 40)
     assert o.paired.se == pytest.approx(math.sqrt(3.9) / 40)
-    # Wald interval (the demo asks for it): estimate +- z * se; "from about -5 to +15"
+    # the demo's interval is the default, Newcombe (1998) method 10: [-6.9, +17.6] points
+    # (examples/compare-002.txt); the seed's Wald interval is printed beside it
+    assert o.paired.interval == "newcombe"
+    assert (round(o.paired.ci.low * 100, 1), round(o.paired.ci.high * 100, 1)) == (-6.9, 17.6)
+    # Wald: estimate +- z * se; "from about -5 to +15"
     z = sps.norm.ppf(0.975)
-    assert o.paired.ci.low == pytest.approx(0.05 - z * math.sqrt(3.9) / 40)
-    assert o.paired.ci.high == pytest.approx(0.05 + z * math.sqrt(3.9) / 40)
+    assert o.alternative_ci is not None and o.alternative_interval == "wald"
+    assert o.alternative_ci.low == pytest.approx(0.05 - z * math.sqrt(3.9) / 40)
+    assert o.alternative_ci.high == pytest.approx(0.05 + z * math.sqrt(3.9) / 40)
     # exact McNemar on a 3-1 split: scipy binomtest, and the seed's 10/16
     assert o.paired.pvalue == pytest.approx(sps.binomtest(1, 4, 0.5).pvalue)
     assert o.paired.pvalue == pytest.approx(10 / 16)
@@ -223,15 +228,28 @@ def test_markdown_summary_snapshot_shape(results):
     md = render_markdown(results["002"])
     lines = md.splitlines()
     assert lines[0] == "### evaldelta: `candidate` vs `incumbent` · score · by slice"
-    assert "| **all cases** | +5.0 pts | [-4.7, +14.7] | 0.625 | 40 |" in lines
+    assert "| **all cases** | +5.0 pts | [-6.9, +17.6] | 0.625 | 40 |" in lines
     assert "- Informative pairs: 4/40 (10%)" in lines
 
 
 def test_002_shows_the_other_interval_for_contrast(results):
-    o = pair_of(results["002"]).overall
-    # examples/compare-002.txt: "(Wald; Newcombe: [-6.9, +17.6])"
-    assert o.alternative_interval == "newcombe"
-    assert o.alternative_ci is not None
+    # the demo uses the default (Newcombe) and prints the seed's Wald figure beside it
+    assert "Wald interval for contrast: [-4.7, +14.7]" in render_text(results["002"])
+
+
+def test_002_seed_wald_interval_stays_available():
+    # examples/compare-002.txt: "--interval wald" gives "+5.0 pts [-4.7, +14.7] (Wald;
+    # Newcombe: [-6.9, +17.6])", with the warning that Wald under-covers on 40 pairs
+    from evaldelta.compare import compare
+
+    with data_path("seed002.csv") as path:
+        result = compare([path], baseline="incumbent", interval="wald")
+    o = pair_of(result).overall
+    assert o.paired is not None and o.paired.interval == "wald"
+    assert (round(o.paired.ci.low * 100, 1), round(o.paired.ci.high * 100, 1)) == (-4.7, 14.7)
+    assert o.alternative_interval == "newcombe" and o.alternative_ci is not None
     low, high = o.alternative_ci.low * 100, o.alternative_ci.high * 100
     assert (round(low, 1), round(high, 1)) == (-6.9, 17.6)
-    assert "Newcombe interval for contrast: [-6.9, +17.6]" in render_text(results["002"])
+    text = render_text(result)
+    assert "Newcombe interval for contrast: [-6.9, +17.6]" in text
+    assert "the Wald paired interval on fewer than 100 pairs covers well below" in text

@@ -70,7 +70,7 @@ def test_terminal_never_parses_data_as_markup(tmp_path):
 
 def test_piped_compare_stays_plain_text(run_cli):
     data = ROOT / "src" / "evaldelta" / "data" / "seed002.csv"
-    res = run_cli("compare", data, "--baseline", "incumbent", "--interval", "wald")
+    res = run_cli("compare", data, "--baseline", "incumbent")
     assert res.code == 0
     assert "\x1b[" not in res.out
     assert res.out == render_text(

@@ -325,14 +325,17 @@ class SlicingBuilder:
                         interval=self.interval,
                     )
                     other = "wald" if self.interval == "newcombe" else "newcombe"
-                    alt = stats.paired_proportions(
-                        p.both_pass,
-                        p.only_baseline,
-                        p.only_candidate,
-                        p.both_fail,
-                        confidence=self.confidence,
-                        interval=other,
-                    )
+                    with warnings.catch_warnings():
+                        # the other method is shown beside for contrast, not relied on
+                        warnings.simplefilter("ignore", stats.ReliabilityWarning)
+                        alt = stats.paired_proportions(
+                            p.both_pass,
+                            p.only_baseline,
+                            p.only_candidate,
+                            p.both_fail,
+                            confidence=self.confidence,
+                            interval=other,
+                        )
                     alt_ci, alt_method = alt.ci, other
                 else:
                     paired = stats.paired_means_from_summary(

@@ -35,6 +35,7 @@ from evaldelta.commands._shared import (
     StrictOpt,
     TrafficOpt,
     announce_imports,
+    announce_warnings,
     inputs_from,
     parse_scale,
     read_options,
@@ -168,13 +169,7 @@ def compare_cmd(
     with working("evaldelta: reading rows and reducing them in DuckDB..."):
         result = compare(sources, metrics=tuple(metric) if metric else None, **options)
     announce_imports(result.imports)
-    if result.pin_differences:
-        keys = ", ".join(d.key for d in result.pin_differences)
-        typer.echo(
-            f"evaldelta: WARNING: the arms differ in pins beyond the release under test: {keys} "
-            "(see the report; --allow-pin-diff KEY to accept)",
-            err=True,
-        )
+    announce_warnings(result)
     _write_pngs(result, png)
     if fmt == Format.text and output is None and sys.stdout.isatty():
         from evaldelta.report.terminal import print_terminal
@@ -226,6 +221,7 @@ def _compare_and_gate(
 
     result, verdict = compare_with_policy(sources, policy, metrics=metric, **options)
     announce_imports(result.imports)
+    announce_warnings(result)
     _write_pngs(result, png, verdict)
     if format == Format.html:
         text = _render_html(result, verdict)

@@ -85,8 +85,11 @@ SCENARIOS: tuple[Scenario, ...] = (
         title="40 support tickets scored on requirement checks, incumbent vs candidate",
         seed_file="002_ae837a85b6e05755.txt",
         data="seed002.csv",
-        options={"baseline": "incumbent", "interval": "wald"},
-        seed_says="+5 points, SE 4.9 points, interval about -5 to +15, exact McNemar p 0.63",
+        options={"baseline": "incumbent"},
+        seed_says=(
+            "+5 points, SE 4.9 points, Wald interval about -5 to +15 (printed for contrast on "
+            "the all-cases line; the default interval is Newcombe's), exact McNemar p 0.63"
+        ),
     ),
     Scenario(
         key="004",

@@ -11,12 +11,15 @@ import math
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from evaldelta.errors import UsageError
 from evaldelta.sources import ImportReport, ReadOptions, Source, parse_columns, parse_source
+
+if TYPE_CHECKING:
+    from evaldelta.model import Comparison
 
 __all__ = [
     "ArmOpt",
@@ -37,6 +40,7 @@ __all__ = [
     "StrictOpt",
     "TrafficOpt",
     "announce_imports",
+    "announce_warnings",
     "inputs_from",
     "parse_arm_files",
     "parse_scale",
@@ -181,6 +185,31 @@ def announce_imports(reports: tuple[ImportReport, ...]) -> None:
             typer.echo(
                 f"evaldelta: note: {report.path}: {issue.message}{count}{examples}", err=True
             )
+
+
+# notes that change what a reader may conclude, so they also go to stderr (CI logs show them
+# even when the report itself is written to a file or a PR comment)
+LOUD_NOTES = ("--by ", "the Wald paired interval on fewer than")
+
+
+def announce_warnings(result: Comparison) -> None:
+    """Say on stderr what a reader of the report must not miss.
+
+    Pins that differ between the arms, a slicing that cuts the cases to nothing, an interval
+    method asked for where it fails.
+    """
+    from evaldelta.report._escape import term_text
+
+    if result.pin_differences:
+        keys = ", ".join(d.key for d in result.pin_differences)
+        typer.echo(
+            f"evaldelta: WARNING: the arms differ in pins beyond the release under test: {keys} "
+            "(see the report; --allow-pin-diff KEY to accept)",
+            err=True,
+        )
+    for note in result.notes:
+        if any(mark in note for mark in LOUD_NOTES):
+            typer.echo(f"evaldelta: WARNING: {term_text(note)}", err=True)
 
 
 def parse_scale(value: str | None) -> tuple[float, float] | None:

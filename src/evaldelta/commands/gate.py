@@ -33,6 +33,7 @@ from evaldelta.commands._shared import (
     StrictOpt,
     TrafficOpt,
     announce_imports,
+    announce_warnings,
     inputs_from,
     parse_scale,
     read_options,
@@ -163,6 +164,7 @@ def gate_cmd(
         read_options=read_options(columns, case_key, filter, strict),
     )
     announce_imports(comparison.imports)
+    announce_warnings(comparison)
     if format == GateFormat.html:
         from evaldelta.report.html import render_html
 

@@ -24,6 +24,7 @@ __all__ = [
     "attempt_sentence",
     "coverage_per_slice",
     "coverage_sentence",
+    "direction",
     "worst_slices",
 ]
 
@@ -169,3 +170,27 @@ def worst_slices(
 
     shown = tuple(sorted(eligible, key=key)[:k])
     return WorstSlices(shown, minimum, len(eligible), len(with_interval) - len(eligible))
+
+
+def direction(d: SliceDelta, alpha: float) -> str:
+    """``"worse"``, ``"better"`` or ``"unclear"``: the one significance rule of every report.
+
+    A slice moved when its Holm-adjusted p-value (the p column, adjusted across the slices)
+    is below ``alpha``; its sign says which way. The overall row, which is not adjusted, uses
+    its interval. Text, Markdown and HTML all call this, so the headline count, the colours
+    and the p column cannot disagree.
+    """
+    res = d.main
+    if res is None or not math.isfinite(res.estimate):
+        return "unclear"
+    if d.pvalue_holm is not None and math.isfinite(d.pvalue_holm):
+        if d.pvalue_holm >= alpha or res.estimate == 0:
+            return "unclear"
+        return "worse" if res.estimate < 0 else "better"
+    if not math.isfinite(res.ci.low):
+        return "unclear"
+    if res.ci.high < 0:
+        return "worse"
+    if res.ci.low > 0:
+        return "better"
+    return "unclear"

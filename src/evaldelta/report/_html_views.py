@@ -23,7 +23,12 @@ from evaldelta.model import (
     PairComparison,
     SliceDelta,
 )
-from evaldelta.report._facts import attempt_flag, attempt_sentence, coverage_sentence
+from evaldelta.report._facts import (
+    attempt_flag,
+    attempt_sentence,
+    coverage_sentence,
+    direction,
+)
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct, fmt_signed
 from evaldelta.report._plan_rows import PLAN_NOTE, PlanRow, inconclusive_slices, plan_rows
 from evaldelta.report.plots import ForestRow, HistogramPanel, RateRow
@@ -160,17 +165,6 @@ def word_diff(before: str, after: str) -> tuple[DiffSpan, ...]:
     return tuple(spans)
 
 
-def _tone(d: SliceDelta) -> str:
-    res = d.main
-    if res is None or not math.isfinite(res.ci.low):
-        return "unclear"
-    if res.ci.high < 0:
-        return "worse"
-    if res.ci.low > 0:
-        return "better"
-    return "unclear"
-
-
 def _rate(mean: float, n: int, single: bool) -> str:
     if n == 0:
         return "no cases"
@@ -190,6 +184,7 @@ def _slice_row(
     arms: dict[tuple[str, str], ArmSlice],
     base: str,
     cand: str,
+    alpha: float,
 ) -> SliceRow:
     res = d.main
     paired = d.basis == "paired"
@@ -206,7 +201,7 @@ def _slice_row(
         candidate=_rate(d.candidate_mean, d.n_pairs, single)
         if paired
         else _arm_rate(arms.get((cand, d.slice)), single),
-        tone=_tone(d),
+        tone=direction(d, alpha),
     )
 
 
@@ -225,7 +220,7 @@ def margins_for(verdict: Verdict | None, metric: str, by: str, candidate: str) -
 
 
 def forest_rows(
-    slices: Sequence[SliceDelta], binary: bool, margins: dict[str, float]
+    slices: Sequence[SliceDelta], binary: bool, margins: dict[str, float], alpha: float
 ) -> list[ForestRow]:
     """Forest-plot rows in display units, in the given order."""
     scale = 100.0 if binary else 1.0
@@ -243,6 +238,7 @@ def forest_rows(
                 n=d.n_pairs,
                 traffic=d.traffic_share,
                 margin=None if margin is None else margin * scale,
+                tone=direction(d, alpha),
             )
         )
     return rows
@@ -378,6 +374,8 @@ def pair_view(
     """Format one pair's numbers (the plots are added by the caller)."""
     binary = metric.kind == "binary"
     single = binary and not metric.repeated
+    alpha_conf = comparison.confidence
+    alpha = 1.0 - alpha_conf
     arm_at = {(a.arm, a.slice): a for a in arms}
     key = (pair.baseline, pair.candidate)
     ordered = sorted(pair.slices, key=_sort_key)
@@ -391,10 +389,10 @@ def pair_view(
         candidate=pair.candidate,
         binary=binary,
         unit="points" if binary else "score units",
-        answer=[line for line in _answer_lines(pair, binary) if line],
+        answer=[line for line in _answer_lines(pair, binary, confidence=alpha_conf) if line],
         paired_available=pair.paired_available,
-        slice_rows=[_slice_row(d, binary, single, arm_at, *key) for d in ordered],
-        overall=_slice_row(pair.overall, binary, single, arm_at, *key),
+        slice_rows=[_slice_row(d, binary, single, arm_at, *key, alpha) for d in ordered],
+        overall=_slice_row(pair.overall, binary, single, arm_at, *key, alpha),
     )
     for row in rate_rows(pair, arms):
         view.rate_table.append(

@@ -93,8 +93,8 @@ def _sections(
                 view = pair_view(comparison, metric, slicing.by, slicing.arms, pair, index, verdict)
                 ordered = sorted(pair.slices, key=_order_key)
                 margins = margins_for(verdict, metric.metric, slicing.by, pair.candidate)
-                rows = forest_rows(ordered, binary, margins)
-                overall = forest_rows([pair.overall], binary, {})[0]
+                rows = forest_rows(ordered, binary, margins, 1.0 - comparison.confidence)
+                overall = forest_rows([pair.overall], binary, {}, 1.0 - comparison.confidence)[0]
                 out.append((view, rows, overall, rate_rows(pair, slicing.arms)))
                 index += 1
     return out

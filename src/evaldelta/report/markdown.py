@@ -128,7 +128,11 @@ def _pair_section(
         f"### evaldelta: {md_code(c)} vs {md_code(b)} · {md_text(metric.metric)} · by {md_text(by)}"
     ]
     out.append("")
-    answer = [line for line in _answer_lines(pair, binary, md_text) if line]
+    answer = [
+        line
+        for line in _answer_lines(pair, binary, md_text, confidence=comparison.confidence)
+        if line
+    ]
     for line in answer:  # the text report's own sentences, names escaped
         out += [line, ""]
     if not pair.paired_available:

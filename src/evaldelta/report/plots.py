@@ -79,6 +79,7 @@ class ForestRow:
     n: int
     traffic: float | None
     margin: float | None = None  # the gate's bound on the delta (e.g. -15), when a policy ran
+    tone: str = "unclear"  # "worse" | "better" | "unclear": report._facts.direction's rule
 
 
 @dataclass(frozen=True)
@@ -165,9 +166,7 @@ def forest_figure(
         for i, row in enumerate(rows):
             y = n_rows - 1 - i
             labels.append(_short(row.label))
-            colour = (
-                WORSE_COLOUR if row.high < 0 else BETTER_COLOUR if row.low > 0 else NEUTRAL_COLOUR
-            )
+            colour = {"worse": WORSE_COLOUR, "better": BETTER_COLOUR}.get(row.tone, NEUTRAL_COLOUR)
             if _finite(row.estimate, row.low, row.high):
                 (line,) = ax.plot([row.low, row.high], [y, y], color=colour, lw=1.6)
                 (point,) = ax.plot([row.estimate], [y], "o", color=colour, ms=4.5)

@@ -16,6 +16,7 @@ from rich.text import Text
 
 from evaldelta.model import ArmSlice, Comparison, MetricResult, PairComparison
 from evaldelta.report._escape import term_text
+from evaldelta.report._facts import direction
 from evaldelta.report._format import fmt, fmt_pct
 from evaldelta.report.text import (
     _answer_lines,
@@ -77,12 +78,9 @@ def _slice_table(
         table.add_column(_text(head), justify="left" if i in (0, 2) else "right")
     for d in sorted(pair.slices, key=_sort_key):
         cells = _slice_cells(d, binary, single, arm_at, b, c, has_traffic)
-        res = d.main
-        style = ""
-        if res is not None and res.ci.high < 0:
-            style = "red"
-        elif res is not None and res.ci.low > 0:
-            style = "green"
+        style = {"worse": "red", "better": "green"}.get(
+            direction(d, 1.0 - comparison.confidence), ""
+        )
         table.add_row(*(_text(x, style=style if i == 1 else "") for i, x in enumerate(cells)))
     cells = _slice_cells(pair.overall, binary, single, arm_at, b, c, has_traffic, overall=True)
     table.add_row(*(_text(x, style="bold") for x in cells), end_section=True)
@@ -108,7 +106,7 @@ def _pair_renderables(
         ),
         Text(""),
     ]
-    out += [_line(x) for x in _answer_lines(pair, binary)]
+    out += [_line(x) for x in _answer_lines(pair, binary, confidence=comparison.confidence)]
     if not pair.paired_available:
         out.append(_line(f"! No paired analysis: {b} and {c} share no cases."))
     out.append(_slice_table(comparison, metric, arms, pair))

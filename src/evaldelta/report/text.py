@@ -26,6 +26,7 @@ from evaldelta.report._facts import (
     attempt_sentence,
     coverage_per_slice,
     coverage_sentence,
+    direction,
 )
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct, fmt_signed
 from evaldelta.stats import FixedMix, PairedResult, UnpairedResult
@@ -150,7 +151,7 @@ def _pair_block(
         "",
     ]
     arm_at = {(a.arm, a.slice): a for a in arms}
-    lines.extend(_answer_lines(pair, binary))
+    lines.extend(_answer_lines(pair, binary, confidence=comparison.confidence))
     if not pair.paired_available:
         lines += [
             (
@@ -245,7 +246,10 @@ def _same(text: str) -> str:
 
 
 def _answer_lines(
-    pair: PairComparison, binary: bool, name: Callable[[str], str] = _same
+    pair: PairComparison,
+    binary: bool,
+    name: Callable[[str], str] = _same,
+    confidence: float = 0.95,
 ) -> list[str]:
     """One or two sentences that answer the question before any table (higher = better).
 
@@ -269,18 +273,23 @@ def _answer_lines(
                 f"Answer: these cases cannot tell {c} from {b} {what}: {delta} {ci}; "
                 "the interval contains both a gain and a loss."
             )
-    worst = [d for d in pair.slices if d.main is not None and math.isfinite(d.main.ci.high)]
-    below = sorted((d for d in worst if d.main is not None and d.main.ci.high < 0), key=_sort_key)
-    if below:
-        d = below[0]
-        worst_res = d.main
-        if worst_res is not None:
-            share = f", {fmt_pct(d.traffic_share)} of traffic" if d.traffic_share else ""
-            out.append(
-                f"Worst slice: {name(d.slice)} {fmt_delta(worst_res.estimate, binary)} "
-                f"{fmt_ci(worst_res.ci.low, worst_res.ci.high, binary)}{share}; "
-                f"{len(below)} slice(s) regress with an interval below zero."
-            )
+    alpha = 1.0 - confidence
+    finite = [d for d in pair.slices if d.main is not None and math.isfinite(d.main.ci.high)]
+    below = [d for d in finite if d.main is not None and d.main.ci.high < 0]
+    moved = sorted((d for d in finite if direction(d, alpha) == "worse"), key=_sort_key)
+    shown = moved or sorted(below, key=_sort_key)
+    if shown and shown[0].main is not None:
+        d, worst_res = shown[0], shown[0].main
+        share = f", {fmt_pct(d.traffic_share)} of traffic" if d.traffic_share else ""
+        count = (
+            f"{len(moved)} of {len(pair.slices)} slice(s) regress at Holm-adjusted p < {alpha:g}"
+        )
+        if len(below) != len(moved):
+            count += f"; {len(below)} have an unadjusted interval below zero"
+        out.append(
+            f"Worst slice: {name(d.slice)} {fmt_delta(worst_res.estimate, binary)} "
+            f"{fmt_ci(worst_res.ci.low, worst_res.ci.high, binary)}{share}; {count}."
+        )
     return [*out, ""] if out else []
 
 

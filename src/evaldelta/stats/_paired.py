@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -10,7 +11,12 @@ from scipy import stats
 
 from evaldelta.stats._means import t_critical
 from evaldelta.stats._proportions import _wilson, z_critical
-from evaldelta.stats._results import ConfidenceInterval, PairedResult, TestResult
+from evaldelta.stats._results import (
+    ConfidenceInterval,
+    PairedResult,
+    ReliabilityWarning,
+    TestResult,
+)
 from evaldelta.stats._validate import (
     check_confidence,
     check_count,
@@ -21,6 +27,7 @@ from evaldelta.stats._validate import (
 
 NAN = float("nan")
 _INTERVALS = ("newcombe", "wald")
+WALD_MIN_PAIRS = 100  # below this the Wald paired interval under-covers (docs/calibration.md)
 
 
 def _mcnemar_pvalue(b: int, c: int) -> float:
@@ -89,7 +96,9 @@ def paired_proportions(
     difference between binomial proportions based on paired data", Statistics in Medicine
     17:2635-2650, method 10: Wilson score intervals for the two marginal rates combined with
     the continuity-corrected phi correlation (phi = 0 when a margin is empty).
-    ``interval="wald"``: ``estimate +/- z * se`` (Newcombe's method 1). With ``n = 0``
+    ``interval="wald"``: ``estimate +/- z * se`` (Newcombe's method 1); below
+    ``WALD_MIN_PAIRS`` (100) pairs it under-covers badly (measured in docs/calibration.md)
+    and a ReliabilityWarning says so. With ``n = 0``
     everything is nan with a DegenerateDataWarning.
     """
     a = check_count("both_pass", both_pass)
@@ -123,6 +132,14 @@ def paired_proportions(
     se = math.sqrt(max(0.0, b + c - (b - c) ** 2 / n)) / n
     if interval == "wald":
         ci = ConfidenceInterval(estimate - z * se, estimate + z * se)
+        if n < WALD_MIN_PAIRS:
+            warnings.warn(
+                f"the Wald paired interval on fewer than {WALD_MIN_PAIRS} pairs covers well "
+                "below its nominal level (Newcombe 1998, method 1; docs/calibration.md); "
+                "the default, Newcombe's method 10, holds there",
+                ReliabilityWarning,
+                stacklevel=2,
+            )
     else:
         ci = ConfidenceInterval(*_newcombe_paired(a, c, b, d, z))
     return PairedResult(
