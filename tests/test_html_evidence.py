@@ -10,13 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy.stats import norm
+from scipy.stats import t as t_dist
 
 from evaldelta import stats
 from evaldelta.compare import compare
 from evaldelta.gate import evaluate
 from evaldelta.model import DeltaHistogram
 from evaldelta.policy import parse_policy
-from evaldelta.report._plan_rows import pairs_to_settle
+from evaldelta.report._plan_rows import plan_rows
 from evaldelta.report.html import render_html
 
 
@@ -40,6 +41,9 @@ def _expected(deltas: list[float], max_bins: int = 40) -> tuple[int, tuple[int, 
     k = min(max_bins, len(set(nz.tolist())), math.ceil(2 * len(nz) ** (1 / 3)))
     counts, _ = np.histogram(nz, bins=k, range=(nz.min(), nz.max()))
     return int((arr == 0).sum()), tuple(int(c) for c in counts)
+
+
+REAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "real"
 
 
 def _pair(result):  # type: ignore[no-untyped-def]
@@ -132,7 +136,7 @@ def test_plan_rows_state_pairs_to_settle_and_to_detect(tmp_path: Path) -> None:
     page = render_html(result)
     assert "pairs to settle (interval clears the bound)" in page
     assert "pairs to detect the observed delta (80% power)" in page
-    assert "n = ⌈(z·s / |d − b|)²⌉" in page
+    assert "d ± t(n−1)·s/√n" in page
     rows = _plan_table(page)
     assert [r[0] for r in rows] == ["open"]  # the clear slice needs no plan
     _slice, why, n_now, _obs, bound, settle, _mde, detect, method = rows[0]
@@ -144,8 +148,8 @@ def test_plan_rows_state_pairs_to_settle_and_to_detect(tmp_path: Path) -> None:
     )
     sd = float(np.std(open_, ddof=1))
     est = float(np.mean(open_))
-    z = float(norm.ppf(0.975))
-    assert settle == f"{math.ceil((z * sd / abs(est)) ** 2):,}"
+    assert settle == f"{_t_settle(est, 0.0, sd):,}"
+    assert int(settle.replace(",", "")) > 30  # the interval contains zero at 30 pairs
     assert detect == f"{stats.required_pairs(abs(est), sd).n:,}"
 
     # a gate whose rule on the slice is inconclusive: judged against its bound, -margin
@@ -156,27 +160,89 @@ def test_plan_rows_state_pairs_to_settle_and_to_detect(tmp_path: Path) -> None:
     gated = _plan_table(render_html(result, verdict))
     row = next(r for r in gated if r[0] == "open")
     assert row[1] == "gate inconclusive" and row[4] == "gate -0.100"
-    assert row[5] == f"{math.ceil((z * sd / abs(est + 0.1)) ** 2):,}"
+    assert row[5] == f"{_t_settle(est, -0.1, sd):,}"
 
 
-def test_binary_plan_uses_mcnemar(tmp_path: Path) -> None:
+def _t_settle(est: float, bound: float, sd: float) -> int:
+    """Reference: the first n whose scipy t interval (n - 1 df) excludes the bound."""
+    n = 2
+    while True:
+        low, high = t_dist.interval(0.95, n - 1, loc=est, scale=sd / math.sqrt(n))
+        if not low <= bound <= high:
+            return n
+        n += 1
+
+
+def test_binary_plan_uses_exact_mcnemar_with_connor_beside(tmp_path: Path) -> None:
     result = compare([_binary(tmp_path / "b.csv", 1)], baseline="a")
     d = _pair(result).slices[0]
     assert d.paired is not None and d.table is not None
-    if not d.paired.ci.low < 0 < d.paired.ci.high:
-        pytest.skip("the hand-built slice is not open")
+    assert d.paired.ci.low < 0 < d.paired.ci.high  # the hand-built slice is open
     row = _plan_table(render_html(result))[0]
     n, t = d.n_pairs, d.table
-    assert row[-1] == "McNemar (Connor 1987)"
-    expected = stats.required_pairs_mcnemar(t.only_candidate / n, t.only_baseline / n).n
-    assert row[7] == f"{expected:,}"
-    psi, delta = (t.only_baseline + t.only_candidate) / n, (t.only_candidate - t.only_baseline) / n
-    settle = pairs_to_settle(delta, 0.0, math.sqrt(psi - delta**2), 0.95)
-    assert row[5] == f"{math.ceil(settle):,}"
+    power = stats.required_pairs_mcnemar(t.only_candidate / n, t.only_baseline / n)
+    assert row[-1] == f"exact McNemar (Connor 1987 normal approx.: {math.ceil(power.n_normal):,})"
+    assert row[7] == f"{power.n:,}"
+    # settle: the first n at which Newcombe's interval on the table scaled to n (same cell
+    # shares) excludes zero, searched pair by pair; at n itself it is today's interval
+    from evaldelta.stats._paired import _newcombe_paired
 
-
-def test_pairs_to_settle_formula() -> None:
     z = float(norm.ppf(0.975))
-    assert pairs_to_settle(-0.05, -0.15, 0.4, 0.95) == pytest.approx((z * 0.4 / 0.1) ** 2)
-    assert math.isnan(pairs_to_settle(-0.15, -0.15, 0.4, 0.95))  # on the bound: never settles
-    assert math.isnan(pairs_to_settle(0.1, 0.0, 0.0, 0.95))  # no spread
+    cells = (t.both_pass, t.only_candidate, t.only_baseline, t.both_fail)
+
+    def scaled(k: int) -> tuple[float, float]:
+        return _newcombe_paired(*(x * k / n for x in cells), z)
+
+    assert scaled(n) == pytest.approx((d.paired.ci.low, d.paired.ci.high))
+    k = n
+    while scaled(k)[0] <= 0 <= scaled(k)[1]:
+        k += 1
+    assert int(row[5].replace(",", "")) == k
+
+
+def test_pairs_to_clear_t_matches_scipy_t_interval() -> None:
+    # reference: scipy.stats.t.interval on n - 1 degrees of freedom, searched pair by pair
+    for est, bound, sd in [(-0.05, -0.15, 0.4), (0.02, 0.0, 0.3), (-0.3, 0.0, 1.1), (1.0, 0, 0.1)]:
+        assert stats.pairs_to_clear_t(est, bound, sd) == _t_settle(est, bound, sd)
+    assert math.isinf(stats.pairs_to_clear_t(-0.15, -0.15, 0.4))  # on the bound
+    assert math.isinf(stats.pairs_to_clear_t(0.1, 0.0, 0.0))  # no spread
+
+
+def test_pairs_to_clear_t_never_below_n_while_the_interval_holds_the_bound() -> None:
+    # METR c_1-4h (issue 11): 18 pairs, interval [-0.3, +17.8] contains zero; the normal
+    # formula said 17. With t on n - 1 df the answer must exceed 18.
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        n = int(rng.integers(3, 60))
+        x = rng.normal(float(rng.normal(0, 0.3)), 1.0, n)
+        est, sd = float(x.mean()), float(x.std(ddof=1))
+        low, high = t_dist.interval(0.95, n - 1, loc=est, scale=sd / math.sqrt(n))
+        if low <= 0 <= high:
+            assert stats.pairs_to_clear_t(est, 0.0, sd) > n
+
+
+@pytest.mark.parametrize("name", ["metr_time_horizon", "swebench_verified_bash_only"])
+def test_pairs_to_settle_exceeds_n_now_on_every_open_real_slice(name: str) -> None:
+    # the issue's example: METR c_1-4h, "paired n now 18, pairs to settle 17" while its
+    # interval [-0.3, +17.8] still contained zero (the plan used z, the interval t)
+    folder = REAL / name
+    if not folder.exists():
+        pytest.skip(f"{folder} is not beside the checkout")
+    result = compare([next(folder.glob("*.csv"))])
+    checked = 0
+    for metric in result.metrics:
+        binary = metric.kind == "binary"
+        for slicing in metric.slicings:
+            for pair in slicing.pairs:
+                rows = plan_rows(
+                    pair.slices,
+                    binary=binary,
+                    single=binary and not metric.repeated,
+                    confidence=result.confidence,
+                    inconclusive={},
+                )
+                for row in rows:
+                    if row.n_settle != "n/a":
+                        assert int(row.n_settle.replace(",", "")) > int(row.n_now), row
+                        checked += 1
+    assert checked > 0

@@ -3,15 +3,16 @@
 A slice is open when its interval contains zero, or, when a gate policy ran, when its
 ``max_regression`` rule is inconclusive. For each open paired slice two numbers, labelled:
 
-- **pairs to settle**: the paired n at which the interval would clear the bound ``b`` the
-  slice is open against (the gate's ``-margin`` when its rule is inconclusive, else zero),
-  if the observed delta ``d`` and the per-pair sd ``s`` held: the half-width
-  ``z s / sqrt(n)`` falls below ``|d - b|`` at ``n = ceil((z s / |d - b|)^2)`` (normal
-  approximation; ``z`` the interval's quantile; ``s = sqrt(psi - d^2)`` for binary pairs
-  with discordant share ``psi``);
+- **pairs to settle**: the paired n at which the slice's own interval would clear the bound
+  ``b`` it is open against (the gate's ``-margin`` when its rule is inconclusive, else
+  zero), if the observed delta ``d`` and its spread held: the paired t interval with
+  ``t_{n-1}`` (``stats.pairs_to_clear_t``) or the paired binary interval on the 2x2 table
+  scaled to n (``stats.pairs_to_clear_paired_binary``, Newcombe 1998 or Wald, whichever the
+  slice used). Never fewer than the slice has while its interval contains the bound;
 - **pairs to detect**: the paired n that detects ``d`` at 80% power, alpha 0.05 two-sided
-  (``stats.required_pairs``, exact noncentral t; ``stats.required_pairs_mcnemar``, Connor
-  1987, for binary pairs), beside the minimum detectable effect at today's n.
+  (``stats.required_pairs``, exact noncentral t; ``stats.required_pairs_mcnemar``, exact
+  McNemar power, with Connor's 1987 normal approximation beside it), and the minimum
+  detectable effect at today's n.
 
 Pure arithmetic on the Comparison's numbers through :mod:`evaldelta.stats`; no I/O.
 """
@@ -22,8 +23,6 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-
-from scipy.stats import norm
 
 from evaldelta import stats
 from evaldelta.gate import Verdict
@@ -36,15 +35,16 @@ POWER = 0.8
 ALPHA = 0.05
 
 PLAN_NOTE = (
-    "Pairs to settle: the paired n at which the interval's half-width z·s/√n would fall "
-    "below |d − b|, so the interval clears the bound b, if the observed delta d and per-pair "
-    "sd s held: n = ⌈(z·s / |d − b|)²⌉ (b = −margin where the gate's max_regression rule "
-    "is inconclusive, else 0; z the interval's normal quantile; s = √(ψ − d²) for pass/fail "
-    "pairs with discordant share ψ). Pairs to detect: the paired n that detects d at 80% "
-    "power, alpha 0.05 two-sided (paired t from the noncentral t, or McNemar after Connor "
-    "1987), the same arithmetic as `evaldelta plan`; MDE: the smallest delta detectable at "
-    "today's n. n/a when the observed delta sits on the bound or the slice has no spread to "
-    "estimate from."
+    "Pairs to settle: the paired n at which this slice's own interval would clear the bound "
+    "b if the observed delta d and its spread held (b = −margin where the gate's "
+    "max_regression rule is inconclusive, else 0): the paired t interval d ± t(n−1)·s/√n "
+    "for scores, or the paired pass/fail interval (Newcombe 1998, or Wald if chosen) on the "
+    "2×2 table scaled to n; never fewer than the slice has while its interval contains b. "
+    "Pairs to detect: the paired n that detects d at 80% power, alpha 0.05 two-sided "
+    "(paired t from the noncentral t, or the exact McNemar test with Connor's 1987 normal "
+    "approximation beside it), the same arithmetic as `evaldelta plan`; MDE: the smallest "
+    "delta detectable at today's n. n/a when the observed delta sits on the bound or the "
+    "slice has no spread to estimate from."
 )
 
 
@@ -88,6 +88,15 @@ def _quiet(fn: Callable[[], float]) -> float:
             return math.nan
 
 
+def _quiet_result(fn: Callable[[], stats.PowerResult]) -> stats.PowerResult | None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return fn()
+        except (ValueError, ArithmeticError):
+            return None
+
+
 def _count(value: float) -> str:
     return f"{math.ceil(value):,}" if math.isfinite(value) else "n/a"
 
@@ -105,13 +114,34 @@ def _sd_and_discordance(d: SliceDelta, single: bool) -> tuple[float, float | Non
     return res.se * math.sqrt(n), None
 
 
-def pairs_to_settle(estimate: float, bound: float, sd: float, confidence: float) -> float:
-    """``(z sd / |estimate - bound|)^2``, unrounded; NaN when undefined (see module doc)."""
-    gap = abs(estimate - bound)
-    if not (math.isfinite(gap) and math.isfinite(sd)) or gap == 0 or sd <= 0:
+def pairs_to_settle(d: SliceDelta, bound: float, sd: float, confidence: float) -> float:
+    """Pairs at which ``d``'s own interval would clear ``bound`` (see the module doc).
+
+    NaN when undefined, and at least ``n_now + 1`` while the interval contains the bound.
+    """
+    res = d.paired
+    if res is None:
         return math.nan
-    z = float(norm.ppf(0.5 + confidence / 2))
-    return (z * sd / gap) ** 2
+    if d.table is not None and res.interval is not None:
+        t = d.table
+        n = stats.pairs_to_clear_paired_binary(
+            t.both_pass,
+            t.only_baseline,
+            t.only_candidate,
+            t.both_fail,
+            bound,
+            confidence,
+            res.interval,
+        )
+    elif math.isfinite(sd) and sd > 0:
+        n = stats.pairs_to_clear_t(res.estimate, bound, sd, confidence)
+    else:
+        return math.nan
+    if not math.isfinite(n):
+        return math.nan
+    if math.isfinite(res.ci.low) and res.ci.low <= bound <= res.ci.high:
+        n = max(n, d.n_pairs + 1.0)
+    return n
 
 
 def _row(
@@ -122,14 +152,17 @@ def _row(
     est, n = d.paired.estimate, d.n_pairs
     sd, psi = _sd_and_discordance(d, single)
     b = bound if bound is not None else 0.0
-    settle = pairs_to_settle(est, b, sd, confidence)
+    settle = pairs_to_settle(d, b, sd, confidence)
     if single and d.table is not None and psi is not None:
         t = d.table
-        detect = _quiet(
-            lambda: stats.required_pairs_mcnemar(t.only_candidate / n, t.only_baseline / n).n
+        power = _quiet_result(
+            lambda: stats.required_pairs_mcnemar(t.only_candidate / n, t.only_baseline / n)
         )
+        detect = math.nan if power is None else float(power.n)
         mde = _quiet(lambda: stats.mde_mcnemar(n, psi))
-        method = "McNemar (Connor 1987)"
+        method = "exact McNemar" + (
+            f" (Connor 1987 normal approx.: {_count(power.n_normal)})" if power else ""
+        )
     else:
         detect = _quiet(lambda: stats.required_pairs(abs(est), sd).n)
         mde = _quiet(lambda: stats.mde_paired_t(n, sd))

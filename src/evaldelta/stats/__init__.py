@@ -45,6 +45,7 @@ from evaldelta.stats._results import (
     TestResult,
     UnpairedResult,
 )
+from evaldelta.stats._settle import pairs_to_clear_paired_binary, pairs_to_clear_t
 from evaldelta.stats._standardize import fixed_mix, simpson_check, standardize
 
 __all__ = [
@@ -78,6 +79,8 @@ __all__ = [
     "paired_means",
     "paired_means_from_summary",
     "paired_proportions",
+    "pairs_to_clear_paired_binary",
+    "pairs_to_clear_t",
     "proportion",
     "proportion_of_means",
     "required_pairs",

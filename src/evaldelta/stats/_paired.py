@@ -51,12 +51,13 @@ def mcnemar_exact(b: int, c: int) -> TestResult:
 
 
 def _newcombe_paired(
-    both: int, only_c: int, only_b: int, neither: int, z: float
+    both: float, only_c: float, only_b: float, neither: float, z: float
 ) -> tuple[float, float]:
     """Newcombe (1998) paired method 10 for p_candidate - p_baseline.
 
     Notation of the paper: e = both pass, f = first (candidate) only, g = second (baseline)
-    only, h = both fail.
+    only, h = both fail. Counts are whole pairs except in ``stats._settle``, which scales a
+    table's shares to a hypothetical n.
     """
     e, f, g, h = both, only_c, only_b, neither
     n = e + f + g + h
