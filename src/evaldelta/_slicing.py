@@ -146,7 +146,12 @@ class SlicingBuilder:
             mean = min(1.0, max(0.0, a.scores.mean))
             attempts = max(a.reviewed, a.scores.n)
             return stats.proportion_of_means(
-                a.scores.n, mean, a.scores.sd, attempts, self.confidence
+                a.scores.n,
+                mean,
+                a.scores.sd,
+                attempts,
+                self.confidence,
+                minority_cases=min(a.with_pass, a.with_fail),
             )
         return stats.mean_t(a.scores.n, a.scores.mean, a.scores.sd, self.confidence)
 
@@ -175,7 +180,7 @@ class SlicingBuilder:
     def _clustered(
         self, clusters: tuple[tuple[int, float], ...] | None, sumsq: float
     ) -> tuple[float | None, stats.ConfidenceInterval | None]:
-        """CR1 clustered SE and its t interval on G - 1 df (Cameron and Miller 2015)."""
+        """CR2 clustered SE and its t interval on Bell-McCaffrey df (Imbens and Kolesar 2016)."""
         if not clusters:
             return None, None
         est = stats.clustered_mean(
@@ -435,6 +440,7 @@ class SlicingBuilder:
                     {s: self._mix_se(e, z) for s, e in ests.items()},
                     weights,
                     confidence=self.confidence,
+                    bounds=(0.0, 1.0) if self.binary else None,
                 )
             usable = [d for d in deltas if d.slice in common and d.main is not None]
             if paired:
@@ -444,6 +450,7 @@ class SlicingBuilder:
                 {d.slice: self._mix_se(d.main, z) for d in usable if d.main is not None},
                 weights,
                 confidence=self.confidence,
+                bounds=(-1.0, 1.0) if self.binary else None,
             )
         return Standardized(
             mix=name,

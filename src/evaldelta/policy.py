@@ -44,6 +44,7 @@ from typing import Any
 
 from evaldelta.engine import CriticalSelector
 from evaldelta.errors import Location, PolicyError
+from evaldelta.stats import MIN_INFORMATIVE  # the report's "rests on k pairs" threshold
 
 __all__ = [
     "BASES",
@@ -63,7 +64,6 @@ __all__ = [
 BASES = ("interval", "point")
 ON_INCONCLUSIVE = ("fail", "warn", "pass")
 FAIL_ADJUST = ("holm", "bonferroni", "none")
-MIN_INFORMATIVE = 10  # fewer informative pairs than this: a delta rule is inconclusive
 RULE_KEYS = ("max_regression", "min_score", "min_cases")
 TOP_KEYS = (
     "metric",

@@ -60,14 +60,14 @@ def test_clustered_se_against_statsmodels_ols_cluster() -> None:
     assert clustered_se(y.tolist(), groups.tolist()) == pytest.approx(float(fit.bse[0]), rel=1e-10)
 
 
-def test_clustered_mean_is_statsmodels_cr1_with_t_on_g_minus_1() -> None:
+def test_clustered_mean_equal_sizes_is_statsmodels_cr1_with_t_on_g_minus_1() -> None:
     rng = np.random.default_rng(9)
-    groups = np.repeat(np.arange(12), rng.integers(2, 8, size=12))
+    groups = np.repeat(np.arange(12), 5)
     y = rng.normal(size=12)[groups] + rng.normal(size=groups.size)
-    labels = sorted(set(groups.tolist()))
-    sizes = [int(np.sum(groups == c)) for c in labels]
-    sums = [float(y[groups == c].sum()) for c in labels]
-    # statsmodels: use_t=True gives t intervals on G - 1 = 11 df for clustered errors
+    sizes = [5] * 12
+    sums = [float(y[groups == c].sum()) for c in range(12)]
+    # with equal sizes CR2 = CR1 and the Bell-McCaffrey df are G - 1; statsmodels
+    # use_t=True gives t intervals on G - 1 = 11 df for clustered errors
     fit = sm.OLS(y, np.ones(y.size)).fit(
         cov_type="cluster", cov_kwds={"groups": groups}, use_t=True
     )
@@ -75,7 +75,53 @@ def test_clustered_mean_is_statsmodels_cr1_with_t_on_g_minus_1() -> None:
         est = es.clustered_mean(sizes, sums, float(np.sum(y * y)), confidence=0.95)
     low, high = fit.conf_int(alpha=0.05)[0]
     assert (est.ci.low, est.ci.high) == pytest.approx((low, high), rel=1e-10)
-    assert est.df == 11 and est.se == pytest.approx(float(fit.bse[0]), rel=1e-10)
+    assert est.df == pytest.approx(11, rel=1e-12)
+    assert est.se == pytest.approx(float(fit.bse[0]), rel=1e-10)
+
+
+def _cr2_from_definition(y: np.ndarray, groups: np.ndarray) -> tuple[float, float]:
+    """CR2 and Bell-McCaffrey df from the matrices of Imbens and Kolesar (2016), section 4.
+
+    ``V = (X'X)^-1 sum_g X_g' A_g e_g e_g' A_g X_g (X'X)^-1`` with
+    ``A_g = (I - H_gg)^(-1/2)``; df = ``(sum lambda)^2 / sum lambda^2`` over the eigenvalues
+    of ``G'G``, whose column g is ``(I - H)_g' A_g X_g (X'X)^-1``. Matrix square roots by
+    scipy.linalg.sqrtm and inverses by numpy.linalg.inv, independently of evaldelta.
+    """
+    from scipy.linalg import sqrtm
+
+    n = y.size
+    x = np.ones((n, 1))
+    xtx_inv = np.linalg.inv(x.T @ x)
+    h = x @ xtx_inv @ x.T
+    e = y - h @ y
+    meat = np.zeros((1, 1))
+    cols = []
+    m = np.eye(n) - h
+    for g in np.unique(groups):
+        idx = np.flatnonzero(groups == g)
+        a_g = np.linalg.inv(np.real(sqrtm(np.eye(idx.size) - h[np.ix_(idx, idx)])))
+        v = x[idx].T @ a_g @ e[idx]
+        meat += np.outer(v, v)
+        cols.append(m[idx].T @ a_g @ x[idx] @ xtx_inv[:, 0])
+    variance = float((xtx_inv @ meat @ xtx_inv)[0, 0])
+    lam = np.linalg.eigvalsh(np.column_stack(cols).T @ np.column_stack(cols))
+    return variance, float(lam.sum() ** 2 / np.sum(lam**2))
+
+
+def test_clustered_mean_unequal_sizes_is_cr2_with_bell_mccaffrey_df() -> None:
+    rng = np.random.default_rng(10)
+    sizes = [3, 17, 5, 9, 2, 11, 4]
+    groups = np.repeat(np.arange(len(sizes)), sizes)
+    y = rng.normal(size=len(sizes))[groups] + rng.normal(size=groups.size)
+    sums = [float(y[groups == c].sum()) for c in range(len(sizes))]
+    variance, df = _cr2_from_definition(y, groups)
+    with pytest.warns(es.ReliabilityWarning, match="Only 7 clusters"):
+        est = es.clustered_mean(sizes, sums, float(np.sum(y * y)), confidence=0.95)
+    assert est.se == pytest.approx(math.sqrt(variance), rel=1e-9)
+    assert est.df == pytest.approx(df, rel=1e-9)
+    assert df < len(sizes) - 1  # unequal sizes: fewer effective df than G - 1
+    half = stats.t.ppf(0.975, df) * math.sqrt(variance)
+    assert (est.ci.low, est.ci.high) == pytest.approx((y.mean() - half, y.mean() + half))
 
 
 def test_clustered_mean_warns_on_very_unequal_clusters() -> None:

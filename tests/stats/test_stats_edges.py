@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 from scipy import stats as sps
+from statsmodels.stats.proportion import proportion_confint
 
 import evaldelta.stats as es
 
@@ -73,6 +74,26 @@ def test_rates_with_repeats_use_wilson_at_the_effective_n() -> None:
     assert (est.ci.low, est.ci.high) == pytest.approx((center - half, center + half))
     # all case means 1: n_eff = n (the cases agree; repeats add nothing)
     assert es.proportion_of_means(60, 1.0, 0.0, 180).df == 60
+
+
+def test_rates_with_repeats_fall_back_to_cases_when_few_cases_pass() -> None:
+    # 30 cases x 5 repeats, one case passed once: the case means' spread says the repeats
+    # are nearly independent (n_eff 149 of 150), which no single passing case can show
+    x = np.zeros(30)
+    x[0] = 0.2
+    mean, sd = float(x.mean()), float(x.std(ddof=1))
+    kish = es.proportion_of_means(30, mean, sd, 150)
+    thin = es.proportion_of_means(30, mean, sd, 150, minority_cases=1)
+    assert kish.df > 140 and thin.df == 30  # the cases are the unit
+    assert "fewer than 5 cases" in thin.method
+    # statsmodels' plain Wilson at n = 30 and 0.2 passes: the tool's interval is never
+    # narrower there (it widens Wilson at 1-3 passes, Brown, Cai and DasGupta 2001 4.1.1)
+    _, wh = proportion_confint(0.2, 30, alpha=0.05, method="wilson")
+    assert thin.ci.high >= wh - 1e-12 and thin.ci.high > kish.ci.high
+    # at 5 or more cases with each outcome the Kish effective n stands
+    assert es.proportion_of_means(30, mean, sd, 150, minority_cases=5).df == kish.df
+    with pytest.raises(ValueError, match="minority_cases"):
+        es.proportion_of_means(30, mean, sd, 150, minority_cases=-1)
 
 
 def test_identical_deltas_give_no_interval_not_a_zero_width_one() -> None:

@@ -173,3 +173,17 @@ def test_paired_means_validation() -> None:
         paired_means_from_summary(10, 0.1, 1.0, informative=11)
     with pytest.raises(ValueError, match="confidence"):
         paired_means_from_summary(10, 0.1, 1.0, confidence=1.0)
+
+
+def test_paired_t_warns_when_it_rests_on_fewer_than_10_informative_pairs() -> None:
+    # issue 11: zero-inflated graded deltas (~93% zeros) cover 0.72 at 20 pairs with a t
+    # interval; below MIN_INFORMATIVE non-zero deltas the result says so
+    base = [3.0] * 30
+    thin = [3.0] * 21 + [2.0] * 9  # 9 informative pairs
+    enough = [3.0] * 20 + [2.0] * 10
+    with pytest.warns(ReliabilityWarning, match="fewer than 10 informative pairs"):
+        res = paired_means(base, thin)
+    assert res.informative == 9
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert paired_means(base, enough).informative == 10

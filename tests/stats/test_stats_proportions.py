@@ -125,3 +125,47 @@ def test_newcombe_unpaired_validation() -> None:
         newcombe_unpaired(3, -1, 2, 10)
     with pytest.raises(ValueError, match="confidence"):
         newcombe_unpaired(3, 10, 2, 10, confidence=1.5)
+
+
+def test_proportion_is_wilson_edged_by_the_poisson_limit_near_0_and_n() -> None:
+    # Brown, Cai and DasGupta (2001), section 4.1.1: at 1..x* successes the lower limit is the
+    # one-sided Poisson limit chi2.ppf(alpha, 2x) / (2n) (alpha = 0.05 for a 95% interval),
+    # symmetrically for failures; x* = 3 here. Elsewhere it is statsmodels' Wilson.
+    from scipy.stats import chi2
+    from statsmodels.stats.proportion import proportion_confint
+
+    for n in (10, 50, 1000):
+        for k in range(n + 1):
+            if 4 <= k <= n - 4 and k not in (n // 2,):
+                continue
+            lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
+            if 1 <= k <= 3:
+                lo = min(lo, chi2.ppf(0.05, 2 * k) / (2 * n))
+            if 1 <= n - k <= 3:
+                hi = max(hi, 1 - chi2.ppf(0.05, 2 * (n - k)) / (2 * n))
+            got = proportion(k, n).ci
+            assert (got.low, got.high) == pytest.approx((lo, hi), abs=1e-12), (k, n)
+
+
+def test_modified_wilson_covers_where_plain_wilson_does_not() -> None:
+    # exact coverage by summing scipy binomial probabilities: plain Wilson at n = 10 and a
+    # true rate of 0.01 covers 0.904 (Brown, Cai and DasGupta 2001, fig. 5 shows the dip);
+    # the Poisson edge lifts it above 0.93
+    from scipy.stats import binom
+    from statsmodels.stats.proportion import proportion_confint
+
+    n, p = 10, 0.01
+    plain = sum(
+        binom.pmf(k, n, p)
+        for k in range(n + 1)
+        if proportion_confint(k, n, method="wilson")[0]
+        <= p
+        <= proportion_confint(k, n, method="wilson")[1]
+    )
+    mine = sum(
+        binom.pmf(k, n, p)
+        for k in range(n + 1)
+        if proportion(k, n).ci.low <= p <= proportion(k, n).ci.high
+    )
+    assert plain == pytest.approx(0.904, abs=0.001)
+    assert mine > 0.93

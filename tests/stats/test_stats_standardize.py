@@ -178,3 +178,26 @@ def test_simpson_check_graded_sums_match_direct_arithmetic():
     assert res.strict_reversal and res.kind == "reversal"
     with pytest.raises(ValueError, match="must not exceed"):
         simpson_check({"a": base, "b": cand}, "a", "b")
+
+
+def test_fixed_mix_interval_stays_inside_the_parameter_range() -> None:
+    from scipy.stats import norm
+
+    est, ses, w = {"a": 0.99, "b": 1.0}, {"a": 0.02, "b": 0.03}, {"a": 1.0, "b": 1.0}
+    free = fixed_mix(est, ses, w)
+    # direct standardization by hand: mean 0.995, se sqrt(0.25 * (0.02^2 + 0.03^2))
+    se = math.sqrt(0.25 * (0.02**2 + 0.03**2))
+    assert free.ci.high == pytest.approx(0.995 + norm.ppf(0.975) * se)
+    assert free.ci.high > 1.0  # the unclipped normal interval claims impossible rates
+    bounded = fixed_mix(est, ses, w, bounds=(0.0, 1.0))
+    assert bounded.ci.high == 1.0
+    assert bounded.ci.low == pytest.approx(free.ci.low) and bounded.estimate == free.estimate
+    with pytest.raises(ValueError, match="bounds"):
+        fixed_mix(est, ses, w, bounds=(1.0, 0.0))
+
+
+def test_standardized_binomial_rates_stay_in_zero_one() -> None:
+    res = standardize({"x": {"a": (10, 10), "b": (29, 30)}}, {"a": 1, "b": 1})
+    rate = res.rates["x"].standardized
+    assert rate.ci.high == 1.0  # unclipped: 0.983 + 1.96 * 0.016 = 1.015
+    assert 0.0 <= rate.ci.low <= rate.ci.high <= 1.0

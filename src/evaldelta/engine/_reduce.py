@@ -72,6 +72,8 @@ class ArmSliceStats:
     cost_usd: float | None
     attempt_total: float = 0.0
     clusters: tuple[tuple[int, float], ...] | None = None
+    with_pass: int = 0  # cases whose mean score is above 0 (pass/fail: passed at least once)
+    with_fail: int = 0  # cases whose mean score is below 1 (pass/fail: failed at least once)
 
     @property
     def unlabeled(self) -> int:
@@ -255,6 +257,8 @@ def reduce_arm_slices(cases: CaseTable, by: str) -> list[ArmSliceStats]:
         aggs[f"sn{i}"] = m.count()
         aggs[f"st{i}"] = m.sum()
         aggs[f"ss{i}"] = (m * m).sum()
+        aggs[f"pos{i}"] = (m > 0).sum()
+        aggs[f"neg{i}"] = (m < 1).sum()
         aggs[f"mx{i}"] = k.max()
         aggs[f"at{i}"] = w[f"t{i}"].sum()
         if cases.tables.has_cost:
@@ -278,6 +282,8 @@ def reduce_arm_slices(cases: CaseTable, by: str) -> list[ArmSliceStats]:
                     attempt_total=float(row[f"at{i}"] or 0.0),
                     cost_usd=(float(row[f"cost{i}"]) if row.get(f"cost{i}") is not None else None),
                     clusters=cluster_map.get((i, str(row["slice"]))),
+                    with_pass=int(row[f"pos{i}"] or 0),
+                    with_fail=int(row[f"neg{i}"] or 0),
                 )
             )
     return out

@@ -5,11 +5,18 @@ frozen result dataclass or a float, and reports an undefined statistic as nan to
 a :class:`DegenerateDataWarning`. Differences are always candidate minus baseline.
 """
 
-from evaldelta.stats._cluster import clustered_mean, clustered_se, clustered_se_from_summary
+from evaldelta.stats._cluster import (
+    MIN_CLUSTERS,
+    clustered_mean,
+    clustered_se,
+    clustered_se_from_summary,
+)
 from evaldelta.stats._inference import fail_pvalue, interval_at
 from evaldelta.stats._means import mean_t, t_critical, welch
 from evaldelta.stats._multiple import holm
 from evaldelta.stats._paired import (
+    MIN_INFORMATIVE,
+    WALD_MIN_PAIRS,
     mcnemar_exact,
     paired_means,
     paired_means_from_summary,
@@ -23,6 +30,8 @@ from evaldelta.stats._power import (
     required_pairs_mcnemar,
 )
 from evaldelta.stats._proportions import (
+    MIN_MINORITY_CASES,
+    POISSON_EDGE,
     newcombe_unpaired,
     proportion,
     proportion_of_means,
@@ -49,6 +58,11 @@ from evaldelta.stats._settle import pairs_to_clear_paired_binary, pairs_to_clear
 from evaldelta.stats._standardize import fixed_mix, simpson_check, standardize
 
 __all__ = [
+    "MIN_CLUSTERS",
+    "MIN_INFORMATIVE",
+    "MIN_MINORITY_CASES",
+    "POISSON_EDGE",
+    "WALD_MIN_PAIRS",
     "ConfidenceInterval",
     "DegenerateDataWarning",
     "Estimate",

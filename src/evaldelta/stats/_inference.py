@@ -72,12 +72,12 @@ def interval_at(result: Any, confidence: float) -> ConfidenceInterval:
         return _symmetric(result.estimate, result.se, conf, result.df)
     if isinstance(result, Estimate):
         if result.method.startswith("wilson"):
-            from evaldelta.stats._proportions import _wilson, z_critical
+            from evaldelta.stats._proportions import _rate_limits, z_critical
 
             size = float(result.df) if result.df is not None else float(result.n)
             if not size or not math.isfinite(result.estimate):
                 return ConfidenceInterval(NAN, NAN)
-            low, high = _wilson(result.estimate * size, size, z_critical(conf))
+            low, high = _rate_limits(result.estimate * size, size, z_critical(conf))
             return ConfidenceInterval(low, high)
         return _symmetric(result.estimate, result.se, conf, result.df)
     if isinstance(result, FixedMix):
@@ -107,7 +107,7 @@ def _symmetric_pvalue(result: Any, estimate: float, bound: float) -> float | Non
 def _score_upper(result: Any, z: float) -> float:
     """The upper end of a score interval (Newcombe, Wald, Wilson) at normal quantile ``z``."""
     from evaldelta.stats._paired import _newcombe_paired
-    from evaldelta.stats._proportions import _wilson
+    from evaldelta.stats._proportions import _rate_limits
 
     if isinstance(result, PairedResult):
         a, b, c, n = result.a or 0, result.b or 0, result.c or 0, result.n
@@ -116,7 +116,7 @@ def _score_upper(result: Any, z: float) -> float:
             return (c - b) / n + z * se
         return _newcombe_paired(a, c, b, n - a - b - c, z)[1]
     size = float(result.df) if result.df is not None else float(result.n)
-    return _wilson(result.estimate * size, size, z)[1]
+    return _rate_limits(result.estimate * size, size, z)[1]
 
 
 def fail_pvalue(result: Any, bound: float) -> float:

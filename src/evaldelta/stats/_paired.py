@@ -28,6 +28,9 @@ from evaldelta.stats._validate import (
 NAN = float("nan")
 _INTERVALS = ("newcombe", "wald")
 WALD_MIN_PAIRS = 100  # below this the Wald paired interval under-covers (docs/calibration.md)
+# fewer informative pairs (non-zero deltas) than this: a paired t interval rests on too little
+# to be trusted (docs/calibration.md, zero-inflated deltas); the gate is inconclusive there
+MIN_INFORMATIVE = 10
 
 
 def _mcnemar_pvalue(b: int, c: int) -> float:
@@ -187,6 +190,15 @@ def _paired_t(n: int, mean: float, sd: float, conf: float, informative: int | No
             conf,
             statistic=NAN,
             df=df,
+        )
+    if informative is not None and informative < MIN_INFORMATIVE:
+        warnings.warn(
+            f"the paired t interval rests on fewer than {MIN_INFORMATIVE} informative pairs "
+            "(pairs whose delta is not zero): its coverage is not assured there "
+            "(docs/calibration.md), so the slice is not decidable and a gate rule on it is "
+            "inconclusive",
+            ReliabilityWarning,
+            stacklevel=3,
         )
     statistic = mean / se
     pvalue = float(2.0 * stats.t.sf(abs(statistic), df))

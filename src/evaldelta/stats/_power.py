@@ -298,8 +298,8 @@ def mde_mcnemar(n: int, p_discordant: float, power: float = 0.8, alpha: float = 
 
     if gap(psi) < 0.0:
         warn_degenerate(
-            f"With n = {n_pairs} pairs and discordance {psi!r}, no difference is detectable "
-            f"at power {pw!r}; returning nan."
+            f"With n = {n_pairs} pairs and discordance {psi:.3g}, no difference is detectable "
+            f"at power {pw:.3g} (the exact McNemar test); returning nan."
         )
         return float("nan")
     if gap(1e-12) >= 0.0:

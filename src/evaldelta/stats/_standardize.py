@@ -19,6 +19,7 @@ from evaldelta.stats._validate import (
     check_confidence,
     check_count,
     check_nonnegative,
+    check_real,
     warn_degenerate,
 )
 
@@ -55,6 +56,7 @@ def _fixed_mix(
     weights: dict[str, float],
     conf: float,
     method: str,
+    bounds: tuple[float, float] | None = None,
 ) -> FixedMix:
     total = sum(weights.values())
     used: list[str] = []
@@ -82,10 +84,13 @@ def _fixed_mix(
     estimate = sum(norm[k] * float(estimates[k]) for k in used)
     se = math.sqrt(sum((norm[k] * float(ses[k])) ** 2 for k in used))
     half = z_critical(conf) * se
+    low, high = estimate - half, estimate + half
+    if bounds is not None:  # the parameter cannot leave its range; neither may its interval
+        low, high = max(low, bounds[0]), min(high, bounds[1])
     return FixedMix(
         estimate,
         se,
-        ConfidenceInterval(estimate - half, estimate + half),
+        ConfidenceInterval(low, high),
         FrozenDict(norm),
         tuple(used),
         tuple(dropped),
@@ -99,6 +104,7 @@ def fixed_mix(
     ses: Mapping[str, float],
     weights: Mapping[str, float],
     confidence: float = 0.95,
+    bounds: tuple[float, float] | None = None,
 ) -> FixedMix:
     """Directly standardized combination ``sum_k w_k x_k`` of per-slice estimates.
 
@@ -114,13 +120,25 @@ def fixed_mix(
     slices absent from ``weights`` carry no weight and are neither used nor dropped. Negative
     or non-finite weights, or all weights zero, raise ValueError; a negative se raises
     ValueError. With no usable slice the result is nan with a DegenerateDataWarning.
+
+    ``bounds`` (for example ``(0, 1)`` for a rate, ``(-1, 1)`` for a difference of rates)
+    clips the interval to the parameter's range: a normal interval around a standardized
+    rate near 0 or 1 would otherwise claim impossible values, and clipping changes no
+    interval's coverage, since the true value lies inside the range.
     """
     checked = _check_weights(weights)
+    if bounds is not None:
+        lo, hi = (check_real("bounds[0]", bounds[0]), check_real("bounds[1]", bounds[1]))
+        if not lo < hi:
+            raise ValueError(f"bounds must be (low, high) with low < high; got {bounds!r}.")
+        bounds = (lo, hi)
     conf = check_confidence(confidence)
     for name, se in ses.items():
         if _is_finite(se) and float(se) < 0.0:
             raise ValueError(f"ses[{name!r}] must be non-negative; got {se!r}.")
-    return _fixed_mix(estimates, ses, checked, conf, "direct standardization (normal interval)")
+    return _fixed_mix(
+        estimates, ses, checked, conf, "direct standardization (normal interval)", bounds
+    )
 
 
 def _check_counts(
@@ -191,7 +209,7 @@ def standardize(
         est = {k: slices[k][0] / slices[k][1] for k in common}
         ses = {k: math.sqrt(est[k] * (1.0 - est[k]) / slices[k][1]) for k in common}
         if common:
-            mix = _fixed_mix(est, ses, checked_w, conf, method)
+            mix = _fixed_mix(est, ses, checked_w, conf, method, (0.0, 1.0))
         else:
             mix = FixedMix(
                 NAN,
