@@ -25,6 +25,7 @@ __all__ = [
     "coverage_per_slice",
     "coverage_sentence",
     "direction",
+    "rests_on",
     "worst_slices",
 ]
 
@@ -194,3 +195,45 @@ def direction(d: SliceDelta, alpha: float) -> str:
     if res.ci.low > 0:
         return "better"
     return "unclear"
+
+
+def rests_on(d: SliceDelta) -> str:
+    """``" (rests on k pairs)"`` when a paired t interval rests on too few informative pairs.
+
+    A paired t interval (scores, or pass/fail repeats averaged per case) on fewer than
+    ``stats.MIN_INFORMATIVE`` pairs whose delta is not zero does not hold its coverage
+    (docs/calibration.md, zero-inflated deltas): the reports name it beside the interval
+    and the gate is inconclusive there. Newcombe's pass/fail interval holds at any count.
+    """
+    from evaldelta import stats
+
+    res = d.paired
+    if res is None or d.table is not None or d.informative is None:
+        return ""
+    if d.informative >= stats.MIN_INFORMATIVE:
+        return ""
+    return f" (rests on {d.informative} pair{'s' if d.informative != 1 else ''})"
+
+
+_SCALES = ((0.0, 1.0), (1.0, 5.0), (0.0, 5.0), (1.0, 10.0), (0.0, 10.0), (0.0, 100.0))
+
+
+def scale_phrase(metric: MetricResult) -> str:
+    """What scale a graded metric is on: declared (``--scale``) or inferred from its scores.
+
+    A graded score with no declared scale is read as numbers; the report says which range it
+    saw and the usual scale that range fits (0-1, 1-5, 0-10, 0-100), so a 0-100 score is
+    never taken for a 0-1 one without a word. Empty for pass/fail metrics.
+    """
+    if metric.kind == "binary":
+        return ""
+    if metric.scale is not None:
+        return f"declared scale {metric.scale[0]:g} to {metric.scale[1]:g}"
+    low, high = metric.observed_low, metric.observed_high
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        return ""
+    seen = f"scores {low:.4g} to {high:.4g}"
+    for a, b in _SCALES:
+        if a <= low and high <= b:
+            return f"{seen}, read as a {a:g}-{b:g} scale, inferred"
+    return f"{seen}, on no usual scale"

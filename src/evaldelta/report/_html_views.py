@@ -28,6 +28,8 @@ from evaldelta.report._facts import (
     attempt_sentence,
     coverage_sentence,
     direction,
+    rests_on,
+    scale_phrase,
 )
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct, fmt_signed
 from evaldelta.report._plan_rows import PLAN_NOTE, PlanRow, inconclusive_slices, plan_rows
@@ -191,7 +193,7 @@ def _slice_row(
     return SliceRow(
         slice=d.slice,
         delta="n/a" if res is None else fmt_delta(res.estimate, binary),
-        ci="" if res is None else fmt_ci(res.ci.low, res.ci.high, binary),
+        ci="" if res is None else fmt_ci(res.ci.low, res.ci.high, binary) + rests_on(d),
         p=fmt_p(d.pvalue_holm if d.pvalue_holm is not None else (res.pvalue if res else None)),
         n=str(d.n_pairs) if paired else "",
         traffic=fmt_pct(d.traffic_share) if d.traffic_share is not None else "",
@@ -383,7 +385,8 @@ def pair_view(
         index=index,
         metric=metric.metric,
         kind=("pass/fail" if binary else "graded")
-        + (", repeats averaged per case" if metric.repeated else ""),
+        + (", repeats averaged per case" if metric.repeated else "")
+        + (f"; {scale_phrase(metric)}" if scale_phrase(metric) else ""),
         by=by,
         baseline=pair.baseline,
         candidate=pair.candidate,

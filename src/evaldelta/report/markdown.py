@@ -16,6 +16,8 @@ from evaldelta.report._facts import (
     attempt_sentence,
     coverage_per_slice,
     coverage_sentence,
+    rests_on,
+    scale_phrase,
     worst_slices,
 )
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct
@@ -66,14 +68,16 @@ def _slice_table(
             continue
         out.append(
             f"| {md_text(d.slice)} | {fmt_delta(res.estimate, binary)} | "
-            f"{fmt_ci(res.ci.low, res.ci.high, binary)} | {fmt_p(d.pvalue_holm)} | "
+            f"{fmt_ci(res.ci.low, res.ci.high, binary)}{rests_on(d)} | "
+            f"{fmt_p(d.pvalue_holm)} | "
             f"{d.n_pairs or ''} |"
         )
     o = pair.overall.main
     if o is not None:
         out.append(
             f"| **all cases** | {fmt_delta(o.estimate, binary)} | "
-            f"{fmt_ci(o.ci.low, o.ci.high, binary)} | {fmt_p(o.pvalue)} | "
+            f"{fmt_ci(o.ci.low, o.ci.high, binary)}{rests_on(pair.overall)} | "
+            f"{fmt_p(o.pvalue)} | "
             f"{pair.overall.n_pairs or ''} |"
         )
     unit = "pairs" if pair.paired_available else "scored cases in each arm"
@@ -135,6 +139,8 @@ def _pair_section(
     ]
     for line in answer:  # the text report's own sentences, names escaped
         out += [line, ""]
+    if scale_phrase(metric):
+        out += [f"_{md_text(metric.metric)} is graded: {md_text(scale_phrase(metric))}._", ""]
     if not pair.paired_available:
         out += [f"> **No paired analysis:** {md_code(b)} and {md_code(c)} share no cases.", ""]
     out += _slice_table(pair, arms, binary, fmt_pct(comparison.confidence))

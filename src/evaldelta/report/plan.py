@@ -119,8 +119,8 @@ def _headline(s: SlicePlan, binary: bool) -> list[str]:
     if not given:
         lead = "  " if s.effect is not None else label
         out.append(
-            f"{lead}Minimum detectable effect now: {_mde(s.mde, binary)} ({method}"
-            + (f", at {_spread(s)})." if s.effect is None else ").")
+            f"{lead}Minimum detectable effect now: {_mde(s.mde, binary)}, by {method}"
+            + (f", at {_spread(s)}." if s.effect is None else ".")
         )
     return out
 

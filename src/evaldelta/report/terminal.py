@@ -114,7 +114,7 @@ def _pair_renderables(
     lines += _pooled_lines(pair, metric, arms, b, c)
     lines += _evidence_lines(pair, single, binary, b, c)
     lines += _coverage_lines(pair)
-    lines += _arm_lines(arms, (b, c), single, conf)
+    lines += _arm_lines(arms, (b, c), single, conf, binary)
     if pair.cost is not None:
         cost = pair.cost
         lines.append(

@@ -27,6 +27,8 @@ from evaldelta.report._facts import (
     coverage_per_slice,
     coverage_sentence,
     direction,
+    rests_on,
+    scale_phrase,
 )
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct, fmt_signed
 from evaldelta.stats import FixedMix, PairedResult, UnpairedResult
@@ -110,7 +112,8 @@ def _label(metric: MetricResult) -> str:
     kind = "pass/fail" if metric.kind == "binary" else "graded"
     if metric.repeated:
         kind += ", repeats averaged per case"
-    return f"{metric.metric} ({kind})"
+    scale = scale_phrase(metric)
+    return f"{metric.metric} ({kind}{'; ' + scale if scale else ''})"
 
 
 def _rate(arm: ArmSlice | None, binary_single: bool) -> str:
@@ -194,7 +197,7 @@ def _pair_block(
     lines.extend(_pooled_lines(pair, metric, arms, b, c))
     lines.extend(_evidence_lines(pair, single, binary, b, c))
     lines.extend(_coverage_lines(pair))
-    lines.extend(_arm_lines(arms, (b, c), single, conf))
+    lines.extend(_arm_lines(arms, (b, c), single, conf, binary))
     if pair.cost is not None:
         cost = pair.cost
         lines.append(
@@ -206,10 +209,19 @@ def _pair_block(
 
 
 def _arm_lines(
-    arms: tuple[ArmSlice, ...], names: tuple[str, str], single: bool, conf: str
+    arms: tuple[ArmSlice, ...],
+    names: tuple[str, str],
+    single: bool,
+    conf: str,
+    binary: bool = True,
 ) -> list[str]:
     """Each arm on its own cases: counts, the rate or mean, and its interval."""
-    method = "Wilson" if single else "t on case means"
+    if single:
+        method = "Wilson, Poisson-edged at 1-3 passes or fails"
+    elif binary:
+        method = "Wilson at the effective n of the repeats"
+    else:
+        method = "t on case means"
     lines = ["", f"Per arm and slice, each on its own cases ({conf} {method} intervals):"]
     header = ["arm", "slice", "cases", "attempts", "reviewed", "unlabeled", "rate/mean", "interval"]
     has_traffic = any(a.traffic_share is not None for a in arms)
@@ -326,7 +338,7 @@ def _slice_cells(
         diff, ci, p = "n/a", "(no evidence in both arms)", ""
     else:
         diff = fmt_delta(res.estimate, binary)
-        ci = fmt_ci(res.ci.low, res.ci.high, binary)
+        ci = fmt_ci(res.ci.low, res.ci.high, binary) + rests_on(d)
         p = fmt_p(res.pvalue if overall else d.pvalue_holm)
     n = f"{d.n_pairs} pair{'s' if d.n_pairs != 1 else ''}" if d.n_pairs else ""
     cells = [

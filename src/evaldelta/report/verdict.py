@@ -107,7 +107,23 @@ def _basis_note(verdict: Verdict) -> str:
         )
     return (
         f"Basis: {conf} intervals. A rule passes when the whole interval clears its bound, "
-        "fails only when the whole interval misses it, and is inconclusive in between."
+        "fails only when the whole interval misses it, and is inconclusive in between. "
+        + _adjust_note(verdict)
+    )
+
+
+def _adjust_note(verdict: Verdict) -> str:
+    """How the fail decisions were protected against the number of rules and slices."""
+    k = verdict.family
+    if verdict.fail_adjust == "none":
+        return (
+            f"Fail decisions unadjusted (fail_adjust = 'none'): with {k} interval-judged "
+            "rules, identical releases can fail more often than alpha/2."
+        )
+    name = "Holm" if verdict.fail_adjust == "holm" else "Bonferroni"
+    return (
+        f"Fail decisions {name}-adjusted across {k} interval-judged rule(s) (fail_adjust = "
+        f"{verdict.fail_adjust!r}), so identical releases fail at most alpha/2 of the time."
     )
 
 

@@ -1,0 +1,33 @@
+"""The header says what scale a graded score is on (issue 10: 0-100 taken as graded silently)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evaldelta.compare import compare
+from evaldelta.report import render_markdown, render_text
+
+
+def _rows(tmp_path: Path, scores: list[tuple[float, float]]) -> Path:
+    path = tmp_path / "rows.csv"
+    lines = ["case_id,arm,score"]
+    for i, (b, c) in enumerate(scores):
+        lines += [f"c{i},base,{b}", f"c{i},cand,{c}"]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_0_100_score_is_named_as_such(tmp_path: Path) -> None:
+    path = _rows(tmp_path, [(10.0 * i, 10.0 * i + 5) for i in range(1, 9)] + [(0.0, 100.0)])
+    result = compare([str(path)], baseline="base")
+    head = render_text(result).splitlines()[1]
+    assert "scores 0 to 100, read as a 0-100 scale, inferred" in head
+    assert "read as a 0-100 scale" in render_markdown(result)
+
+
+def test_declared_scale_wins_and_pass_fail_says_nothing(tmp_path: Path) -> None:
+    path = _rows(tmp_path, [(1.0 + i % 4, 2.0 + i % 4) for i in range(12)])
+    declared = compare([str(path)], baseline="base", scale=(1.0, 5.0))
+    assert "declared scale 1 to 5" in render_text(declared).splitlines()[1]
+    binary = _rows(tmp_path, [(float(i % 2), float((i + 1) % 2)) for i in range(12)])
+    assert "scale" not in render_text(compare([str(binary)], baseline="base")).splitlines()[1]
