@@ -19,44 +19,13 @@ from scipy.stats import binom
 
 from evaldelta import stats
 from evaldelta.gate import FAIL, evaluate
-from evaldelta.model import (
-    SCHEMA_VERSION,
-    ArmSlice,
-    Comparison,
-    MetricResult,
-    PairComparison,
-    Pooled,
-    SliceDelta,
-    SlicingResult,
-)
+from evaldelta.model import Comparison
 from evaldelta.policy import parse_policy
+from evaldelta.synthetic import from_deltas
 
 ALPHA = 0.05
 N_SLICES = 2000
 SEED = 20240501
-
-
-def _arm(arm: str, name: str, est: stats.Estimate) -> ArmSlice:
-    return ArmSlice(arm, name, est.n, est.n, est.n, 0, est.n, est, float("nan"), est.estimate)
-
-
-def _delta(name: str, res: stats.PairedResult) -> SliceDelta:
-    return SliceDelta(
-        slice=name,
-        basis="paired",
-        n_pairs=res.n,
-        baseline_mean=float("nan"),
-        candidate_mean=float("nan"),
-        paired=res,
-        unpaired=None,
-        pvalue_holm=None,
-        table=None,
-        informative=res.informative,
-        informative_share=None,
-        only_in_baseline=0,
-        only_in_candidate=0,
-        unscored_in_one=0,
-    )
 
 
 def make_comparison(
@@ -67,39 +36,12 @@ def make_comparison(
     confidence: float = 0.95,
 ) -> Comparison:
     """A hand-built Comparison: one metric, one slicing, baseline 'base' vs 'cand'."""
-    names = tuple(deltas)
-    first = next(iter(deltas.values()))
-    arms = tuple(_arm("cand", s, e) for s, e in (candidate_estimates or {}).items())
-    pair = PairComparison(
-        baseline="base",
-        candidate="cand",
-        shared_cases=sum(r.n for r in deltas.values()),
-        paired_available=True,
-        overall=_delta("(all cases)", first),
-        slices=tuple(_delta(s, r) for s, r in deltas.items()),
-        standardized=(),
-        pooled=Pooled(0.0, 0.0, 0.0, 0.0, 0.0),
-        simpson=None,
-        only_in_baseline=(),
-        only_in_candidate=(),
-        discordant_total=0,
-        discordant=(),
-    )
-    metric = MetricResult(
-        "score", kind, False, "attempt", (SlicingResult("slice", names, arms, (pair,)),)
-    )
-    return Comparison(
-        schema_version=SCHEMA_VERSION,
-        evaldelta_version="test",
-        inputs=(),
-        baseline="base",
-        candidates=("cand",),
-        arms_present=("base", "cand"),
+    return from_deltas(
+        deltas,
+        kind=kind,
+        candidate_estimates=candidate_estimates,
         confidence=confidence,
-        interval="newcombe",
-        mix="actual",
-        traffic=None,
-        metrics=(metric,),
+        version="test",
     )
 
 

@@ -31,3 +31,13 @@ def test_declared_scale_wins_and_pass_fail_says_nothing(tmp_path: Path) -> None:
     assert "declared scale 1 to 5" in render_text(declared).splitlines()[1]
     binary = _rows(tmp_path, [(float(i % 2), float((i + 1) % 2)) for i in range(12)])
     assert "scale" not in render_text(compare([str(binary)], baseline="base")).splitlines()[1]
+
+
+def test_the_arm_table_names_its_interval(tmp_path: Path) -> None:
+    binary = _rows(tmp_path, [(float(i % 2), float((i + 1) % 2)) for i in range(12)])
+    text = render_text(compare([str(binary)], baseline="base"))
+    assert "own cases (95% intervals: Wilson, Poisson-edged at 1-3 passes or fails)" in text
+    graded = _rows(tmp_path, [(1.0 + i % 4, 2.0 + i % 4) for i in range(12)])
+    assert "(95% intervals: t on case means)" in render_text(
+        compare([str(graded)], baseline="base")
+    )

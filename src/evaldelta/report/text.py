@@ -222,7 +222,7 @@ def _arm_lines(
         method = "Wilson at the effective n of the repeats"
     else:
         method = "t on case means"
-    lines = ["", f"Per arm and slice, each on its own cases ({conf} {method} intervals):"]
+    lines = ["", f"Per arm and slice, each on its own cases ({conf} intervals: {method}):"]
     header = ["arm", "slice", "cases", "attempts", "reviewed", "unlabeled", "rate/mean", "interval"]
     has_traffic = any(a.traffic_share is not None for a in arms)
     has_cluster = any(a.clustered_se is not None for a in arms)
