@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evaldelta.checks._score import CheckSet
 from evaldelta.commands._shared import OutputOpt, write_output
 from evaldelta.errors import UsageError
-from evaldelta.run.providers.base import Provider
 from evaldelta.sources import parse_source
+
+if TYPE_CHECKING:  # loaded by the commands that use them, so --help stays fast
+    from evaldelta.checks._score import CheckSet
+    from evaldelta.run.providers.base import Provider
 
 __all__ = ["register"]
 

@@ -16,20 +16,72 @@ lm-evaluation-harness, promptfoo, HELM, OpenAI Evals, lighteval). ``compare``, `
 ``plan``, ``sample``, ``score`` and ``run`` take rows only through here.
 """
 
-from evaldelta.sources._canonical import (
-    TableSet,
-    default_metrics,
-    locate,
-    open_sources,
-    read_sources,
-)
-from evaldelta.sources._connect import connect
-from evaldelta.sources._export import ImportResult, import_rows
-from evaldelta.sources._pins import display_path, flatten_pins
-from evaldelta.sources._records import read_records
-from evaldelta.sources._registry import Opened, Reader, detect, format_names, reader_for, readers
-from evaldelta.sources._report import ImportIssue, ImportReport
-from evaldelta.sources._source import ReadOptions, Source, parse_columns, parse_source
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the names, for type checkers; at run time each loads on first use
+    from evaldelta.sources._canonical import (
+        TableSet,
+        default_metrics,
+        locate,
+        open_sources,
+        read_sources,
+    )
+    from evaldelta.sources._connect import connect
+    from evaldelta.sources._export import ImportResult, import_rows
+    from evaldelta.sources._pins import display_path, flatten_pins
+    from evaldelta.sources._records import read_records
+    from evaldelta.sources._registry import (
+        Opened,
+        Reader,
+        detect,
+        format_names,
+        reader_for,
+        readers,
+    )
+    from evaldelta.sources._report import ImportIssue, ImportReport
+    from evaldelta.sources._source import ReadOptions, Source, parse_columns, parse_source
+
+_WHERE = {
+    "ImportIssue": "evaldelta.sources._report",
+    "ImportReport": "evaldelta.sources._report",
+    "ImportResult": "evaldelta.sources._export",
+    "Opened": "evaldelta.sources._registry",
+    "ReadOptions": "evaldelta.sources._source",
+    "Reader": "evaldelta.sources._registry",
+    "Source": "evaldelta.sources._source",
+    "TableSet": "evaldelta.sources._canonical",
+    "connect": "evaldelta.sources._connect",
+    "default_metrics": "evaldelta.sources._canonical",
+    "detect": "evaldelta.sources._registry",
+    "display_path": "evaldelta.sources._pins",
+    "flatten_pins": "evaldelta.sources._pins",
+    "format_names": "evaldelta.sources._registry",
+    "import_rows": "evaldelta.sources._export",
+    "locate": "evaldelta.sources._canonical",
+    "open_sources": "evaldelta.sources._canonical",
+    "parse_columns": "evaldelta.sources._source",
+    "parse_source": "evaldelta.sources._source",
+    "read_records": "evaldelta.sources._records",
+    "read_sources": "evaldelta.sources._canonical",
+    "reader_for": "evaldelta.sources._registry",
+    "readers": "evaldelta.sources._registry",
+}
+
+
+def __getattr__(name: str) -> object:
+    """Load a public name's module on first use (PEP 562), so importing this package is cheap."""
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "ImportIssue",

@@ -5,57 +5,126 @@ frozen result dataclass or a float, and reports an undefined statistic as nan to
 a :class:`DegenerateDataWarning`. Differences are always candidate minus baseline.
 """
 
-from evaldelta.stats._cluster import (
-    MIN_CLUSTERS,
-    clustered_mean,
-    clustered_se,
-    clustered_se_from_summary,
-)
-from evaldelta.stats._inference import fail_pvalue, interval_at
-from evaldelta.stats._means import mean_t, t_critical, welch
-from evaldelta.stats._multiple import holm
-from evaldelta.stats._paired import (
-    MIN_INFORMATIVE,
-    WALD_MIN_PAIRS,
-    mcnemar_exact,
-    paired_means,
-    paired_means_from_summary,
-    paired_proportions,
-)
-from evaldelta.stats._power import (
-    mcnemar_exact_power,
-    mde_mcnemar,
-    mde_paired_t,
-    required_pairs,
-    required_pairs_mcnemar,
-)
-from evaldelta.stats._proportions import (
-    MIN_MINORITY_CASES,
-    POISSON_EDGE,
-    newcombe_unpaired,
-    proportion,
-    proportion_of_means,
-    wilson_interval,
-    z_critical,
-)
-from evaldelta.stats._results import (
-    ConfidenceInterval,
-    DegenerateDataWarning,
-    Estimate,
-    FixedMix,
-    FrozenDict,
-    PairedResult,
-    PowerResult,
-    ReliabilityWarning,
-    SimpsonResult,
-    Standardization,
-    StandardizedRate,
-    StatisticsWarning,
-    TestResult,
-    UnpairedResult,
-)
-from evaldelta.stats._settle import pairs_to_clear_paired_binary, pairs_to_clear_t
-from evaldelta.stats._standardize import fixed_mix, simpson_check, standardize
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the names, for type checkers; at run time each loads on first use
+    from evaldelta.stats._cluster import (
+        MIN_CLUSTERS,
+        clustered_mean,
+        clustered_se,
+        clustered_se_from_summary,
+    )
+    from evaldelta.stats._inference import fail_pvalue, interval_at
+    from evaldelta.stats._means import mean_t, t_critical, welch
+    from evaldelta.stats._multiple import holm
+    from evaldelta.stats._paired import (
+        MIN_INFORMATIVE,
+        WALD_MIN_PAIRS,
+        mcnemar_exact,
+        paired_means,
+        paired_means_from_summary,
+        paired_proportions,
+    )
+    from evaldelta.stats._power import (
+        mcnemar_exact_power,
+        mde_mcnemar,
+        mde_paired_t,
+        required_pairs,
+        required_pairs_mcnemar,
+    )
+    from evaldelta.stats._proportions import (
+        MIN_MINORITY_CASES,
+        POISSON_EDGE,
+        newcombe_unpaired,
+        proportion,
+        proportion_of_means,
+        wilson_interval,
+        z_critical,
+    )
+    from evaldelta.stats._results import (
+        ConfidenceInterval,
+        DegenerateDataWarning,
+        Estimate,
+        FixedMix,
+        FrozenDict,
+        PairedResult,
+        PowerResult,
+        ReliabilityWarning,
+        SimpsonResult,
+        Standardization,
+        StandardizedRate,
+        StatisticsWarning,
+        TestResult,
+        UnpairedResult,
+    )
+    from evaldelta.stats._settle import pairs_to_clear_paired_binary, pairs_to_clear_t
+    from evaldelta.stats._standardize import fixed_mix, simpson_check, standardize
+
+_WHERE = {
+    "ConfidenceInterval": "evaldelta.stats._results",
+    "DegenerateDataWarning": "evaldelta.stats._results",
+    "Estimate": "evaldelta.stats._results",
+    "FixedMix": "evaldelta.stats._results",
+    "FrozenDict": "evaldelta.stats._results",
+    "MIN_CLUSTERS": "evaldelta.stats._cluster",
+    "MIN_INFORMATIVE": "evaldelta.stats._paired",
+    "MIN_MINORITY_CASES": "evaldelta.stats._proportions",
+    "POISSON_EDGE": "evaldelta.stats._proportions",
+    "PairedResult": "evaldelta.stats._results",
+    "PowerResult": "evaldelta.stats._results",
+    "ReliabilityWarning": "evaldelta.stats._results",
+    "SimpsonResult": "evaldelta.stats._results",
+    "Standardization": "evaldelta.stats._results",
+    "StandardizedRate": "evaldelta.stats._results",
+    "StatisticsWarning": "evaldelta.stats._results",
+    "TestResult": "evaldelta.stats._results",
+    "UnpairedResult": "evaldelta.stats._results",
+    "WALD_MIN_PAIRS": "evaldelta.stats._paired",
+    "clustered_mean": "evaldelta.stats._cluster",
+    "clustered_se": "evaldelta.stats._cluster",
+    "clustered_se_from_summary": "evaldelta.stats._cluster",
+    "fail_pvalue": "evaldelta.stats._inference",
+    "fixed_mix": "evaldelta.stats._standardize",
+    "holm": "evaldelta.stats._multiple",
+    "interval_at": "evaldelta.stats._inference",
+    "mcnemar_exact": "evaldelta.stats._paired",
+    "mcnemar_exact_power": "evaldelta.stats._power",
+    "mde_mcnemar": "evaldelta.stats._power",
+    "mde_paired_t": "evaldelta.stats._power",
+    "mean_t": "evaldelta.stats._means",
+    "newcombe_unpaired": "evaldelta.stats._proportions",
+    "paired_means": "evaldelta.stats._paired",
+    "paired_means_from_summary": "evaldelta.stats._paired",
+    "paired_proportions": "evaldelta.stats._paired",
+    "pairs_to_clear_paired_binary": "evaldelta.stats._settle",
+    "pairs_to_clear_t": "evaldelta.stats._settle",
+    "proportion": "evaldelta.stats._proportions",
+    "proportion_of_means": "evaldelta.stats._proportions",
+    "required_pairs": "evaldelta.stats._power",
+    "required_pairs_mcnemar": "evaldelta.stats._power",
+    "simpson_check": "evaldelta.stats._standardize",
+    "standardize": "evaldelta.stats._standardize",
+    "t_critical": "evaldelta.stats._means",
+    "welch": "evaldelta.stats._means",
+    "wilson_interval": "evaldelta.stats._proportions",
+    "z_critical": "evaldelta.stats._proportions",
+}
+
+
+def __getattr__(name: str) -> object:
+    """Load a public name's module on first use (PEP 562), so importing this package is cheap."""
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "MIN_CLUSTERS",
