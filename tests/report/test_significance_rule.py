@@ -48,7 +48,8 @@ def test_headline_counts_holm_and_names_the_unadjusted_count(seed004):
     for k, worse, below in _expected(seed004):
         sentence = f"{worse} of {k} slice(s) regress at Holm-adjusted p < 0.05"
         if below != worse:
-            sentence += f"; {below} have an unadjusted interval below zero"
+            verb = "has" if below == 1 else "have"
+            sentence += f"; {below} {verb} an unadjusted interval below zero"
         assert sentence + "." in text
         assert sentence + "." in md
     assert "regress with an interval below zero" not in text
@@ -89,3 +90,19 @@ def test_wald_below_100_pairs_warns_on_stderr_and_in_the_report(run_cli):
     assert "in 5 places" in warning[0]  # 4 slices and all cases, named or counted
     assert "Wald" not in default.err
     assert "+5.0 pts  [-6.9, +17.6]" in default.out
+
+
+def test_one_unadjusted_interval_is_named_in_the_singular() -> None:
+    from evaldelta.compare import compare
+
+    from ..conftest import REAL
+
+    path = REAL / "swebench_pro_scale" / "swebench_pro_scale.csv"
+    if not path.exists():
+        pytest.skip("../shared/data/real is not beside the repo")
+    result = compare([str(path)], candidates=["Claude 4.5 Haiku -- 10222025"])
+    ((k, worse, below),) = _expected(result)
+    assert (worse, below) == (0, 1)  # statsmodels' Holm: none; NodeBB's interval is below 0
+    assert f"{worse} of {k} slice(s) regress at Holm-adjusted p < 0.05; 1 has an " in (
+        render_text(result)
+    )

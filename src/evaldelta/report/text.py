@@ -297,7 +297,8 @@ def _answer_lines(
             f"{len(moved)} of {len(pair.slices)} slice(s) regress at Holm-adjusted p < {alpha:g}"
         )
         if len(below) != len(moved):
-            count += f"; {len(below)} have an unadjusted interval below zero"
+            verb = "has" if len(below) == 1 else "have"
+            count += f"; {len(below)} {verb} an unadjusted interval below zero"
         out.append(
             f"Worst slice: {name(d.slice)} {fmt_delta(worst_res.estimate, binary)} "
             f"{fmt_ci(worst_res.ci.low, worst_res.ci.high, binary)}{share}; {count}."
