@@ -83,3 +83,17 @@ def test_markdown_leads_with_the_pin_warning(tmp_path: Path):
 
     md = render_markdown(compare([_source(tmp_path)], baseline="v1"))
     assert md.startswith("> ⚠️ **The arms differ beyond the release under test:** `params.top_p`")
+
+
+def test_the_library_refuses_as_the_cli_does(tmp_path: Path, write):
+    import pytest
+
+    from evaldelta.errors import GateRefusedError
+    from evaldelta.gated import compare_with_policy
+
+    policy = write("gate.toml", POLICY)
+    with pytest.raises(GateRefusedError, match=r"'params\.top_p'"):
+        compare_with_policy([_source(tmp_path)], policy, baseline="v1")
+    allowing = write("allow.toml", POLICY + "[pins]\nallow = ['params.top_p']\n")
+    result, verdict = compare_with_policy([_source(tmp_path / "b")], allowing, baseline="v1")
+    assert result.pin_differences == () and verdict.exit_code in (0, 1, 3)

@@ -211,7 +211,7 @@ def _compare_and_gate(
     png: Path | None = None,
 ) -> None:
     """``compare --policy``: the comparison, then the verdict; exit with the verdict's code."""
-    from evaldelta.commands.gate import compare_with_policy
+    from evaldelta.gated import compare_with_policy
     from evaldelta.report import render_markdown, render_text
     from evaldelta.report.verdict import (
         render_verdict_json,

@@ -6,14 +6,12 @@ Also the shared step behind ``evaldelta compare --policy``. Exit codes: 0 pass, 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from evaldelta._progress import working
 from evaldelta.commands._shared import (
     ArmOpt,
     BaselineOpt,
@@ -39,7 +37,7 @@ from evaldelta.commands._shared import (
     read_options,
     write_output,
 )
-from evaldelta.model import Comparison
+from evaldelta.gated import compare_with_policy
 
 __all__ = ["GateFormat", "compare_with_policy", "register"]
 
@@ -51,62 +49,6 @@ class GateFormat(StrEnum):
     markdown = "markdown"
     json = "json"
     html = "html"
-
-
-def compare_with_policy(
-    sources: Sequence[Any],
-    policy_path: Path,
-    *,
-    metrics: Sequence[str] | None = None,
-    **options: Any,
-) -> tuple[Comparison, Any]:
-    """Load the policy, compare with its metric and critical selector, and evaluate.
-
-    ``metrics`` defaults to the policy's metric (else the sources' default: ``score`` for
-    tidy files); the policy's metric is added when missing. Returns the comparison and the
-    :class:`~evaldelta.gate.Verdict`.
-    """
-    from evaldelta.compare import compare
-    from evaldelta.errors import MissingColumnError, PolicyError
-    from evaldelta.gate import evaluate
-    from evaldelta.policy import critical_selector, load_policy
-
-    policy = load_policy(policy_path)
-    wanted: list[str] | None = list(metrics) if metrics else None
-    if policy.metric is not None:
-        wanted = wanted or []
-        if policy.metric not in wanted:
-            wanted.append(policy.metric)
-    try:
-        with working("evaldelta: comparing the arms for the gate..."):
-            allowed = (*options.pop("allowed_pin_differences", ()), *policy.allow_pin_differences)
-            result = compare(
-                sources,
-                metrics=tuple(wanted) if wanted else None,
-                critical=critical_selector(policy),
-                allowed_pin_differences=allowed,
-                **options,
-            )
-    except MissingColumnError as exc:
-        if policy.metric is None or exc.location is None or exc.location.field != policy.metric:
-            raise
-        raise PolicyError(
-            f"metric {policy.metric!r} is not a column of {exc.location.path}",
-            policy.where("metric", value=policy.metric),
-        ) from None
-    if result.pin_differences:
-        from evaldelta.errors import GateRefusedError
-        from evaldelta.report._pins import fmt_pin
-
-        first = result.pin_differences[0]
-        values = ", ".join(f"{a} {fmt_pin(v)}" for a, v in first.values.items())
-        keys = ", ".join(repr(d.key) for d in result.pin_differences)
-        raise GateRefusedError(
-            f"{policy.path}: the gate refuses to decide: the arms differ in {keys} "
-            f"(e.g. {first.key}: {values}) beyond the declared arm difference; hold it fixed "
-            f"and rerun, or allow it in the policy: [pins] allow = [{keys}]"
-        )
-    return result, evaluate(policy, result)
 
 
 def gate_cmd(

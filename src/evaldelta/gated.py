@@ -1,0 +1,78 @@
+"""Compare under a gate policy and judge the result: what ``evaldelta gate`` does, as a library.
+
+``compare_with_policy(sources, "gate.toml")`` reads the policy, compares with its metric and
+critical cases, refuses (:class:`~evaldelta.errors.GateRefusedError`) when the arms differ in
+a pin beyond the declared arm difference and the policy does not allow it, and returns the
+comparison with its :class:`~evaldelta.gate.Verdict`. A library user gets the same refusal
+as the command line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evaldelta._progress import working
+
+if TYPE_CHECKING:
+    from evaldelta.gate import Verdict
+    from evaldelta.model import Comparison
+
+__all__ = ["compare_with_policy"]
+
+
+def compare_with_policy(
+    sources: Sequence[Any],
+    policy_path: str | Path,
+    *,
+    metrics: Sequence[str] | None = None,
+    **options: Any,
+) -> tuple[Comparison, Verdict]:
+    """Load the policy, compare with its metric and critical selector, and evaluate.
+
+    ``metrics`` defaults to the policy's metric (else the sources' default: ``score`` for
+    tidy files); the policy's metric is added when missing. Returns the comparison and the
+    :class:`~evaldelta.gate.Verdict`.
+    """
+    from evaldelta.compare import compare
+    from evaldelta.errors import MissingColumnError, PolicyError
+    from evaldelta.gate import evaluate
+    from evaldelta.policy import critical_selector, load_policy
+
+    policy = load_policy(policy_path)
+    wanted: list[str] | None = list(metrics) if metrics else None
+    if policy.metric is not None:
+        wanted = wanted or []
+        if policy.metric not in wanted:
+            wanted.append(policy.metric)
+    try:
+        with working("evaldelta: comparing the arms for the gate..."):
+            allowed = (*options.pop("allowed_pin_differences", ()), *policy.allow_pin_differences)
+            result = compare(
+                sources,
+                metrics=tuple(wanted) if wanted else None,
+                critical=critical_selector(policy),
+                allowed_pin_differences=allowed,
+                **options,
+            )
+    except MissingColumnError as exc:
+        if policy.metric is None or exc.location is None or exc.location.field != policy.metric:
+            raise
+        raise PolicyError(
+            f"metric {policy.metric!r} is not a column of {exc.location.path}",
+            policy.where("metric", value=policy.metric),
+        ) from None
+    if result.pin_differences:
+        from evaldelta.errors import GateRefusedError
+        from evaldelta.report._pins import fmt_pin
+
+        first = result.pin_differences[0]
+        values = ", ".join(f"{a} {fmt_pin(v)}" for a, v in first.values.items())
+        keys = ", ".join(repr(d.key) for d in result.pin_differences)
+        raise GateRefusedError(
+            f"{policy.path}: the gate refuses to decide: the arms differ in {keys} "
+            f"(e.g. {first.key}: {values}) beyond the declared arm difference; hold it fixed "
+            f"and rerun, or allow it in the policy: [pins] allow = [{keys}]"
+        )
+    return result, evaluate(policy, result)
