@@ -23,7 +23,7 @@ from evaldelta.checks._judge import (
     parse_preference,
     parse_verdict,
 )
-from evaldelta.run.providers.base import ChatMessage, Completion, GenerationParams
+from evaldelta.provider import ChatMessage, Completion, GenerationParams
 
 JUDGE_YAML = """\
 checks:

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 import pytest
 
 from evaldelta.errors import ProviderSetupError
+from evaldelta.provider import ChatMessage, GenerationParams, Provider, ProviderError
 from evaldelta.run.providers._common import parse_retry_after, redact
 from evaldelta.run.providers.anthropic import AnthropicProvider
-from evaldelta.run.providers.base import ChatMessage, GenerationParams, Provider, ProviderError
 from evaldelta.run.providers.openai_compat import OpenAICompatProvider
 from evaldelta.run.providers.registry import create_provider
 from tests.servers.fake_llm import FakeLLM

@@ -8,8 +8,8 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
+from evaldelta.provider import ChatMessage, Completion, GenerationParams, ProviderError
 from evaldelta.run.limits import Clock, Lane, RateLimiter, RetryPolicy
-from evaldelta.run.providers.base import ChatMessage, Completion, GenerationParams, ProviderError
 from evaldelta.run.providers.openai_compat import OpenAICompatProvider
 from tests.servers.fake_llm import FakeLLM
 

@@ -29,7 +29,7 @@ from typing import Any
 from evaldelta.checks._mechanical import CheckResult
 from evaldelta.checks._spec import CheckSpec
 from evaldelta.errors import JudgeError
-from evaldelta.run.providers.base import ChatMessage, GenerationParams, Provider, ProviderError
+from evaldelta.provider import ChatMessage, GenerationParams, Provider, ProviderError
 
 __all__ = [
     "JudgeCheck",

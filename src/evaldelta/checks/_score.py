@@ -39,7 +39,7 @@ from evaldelta.errors import (
     MissingColumnError,
     UsageError,
 )
-from evaldelta.run.providers.base import Provider
+from evaldelta.provider import Provider
 from evaldelta.sources import Source, read_records
 
 __all__ = [

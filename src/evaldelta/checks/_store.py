@@ -29,7 +29,7 @@ from evaldelta.checks._score import (
     score_rows,
 )
 from evaldelta.errors import Location, MissingColumnError
-from evaldelta.run.providers.base import Provider
+from evaldelta.provider import Provider
 from evaldelta.store import Store, resolve_run
 
 __all__ = ["StoreScoring", "score_store"]

@@ -14,7 +14,7 @@ from evaldelta.sources import parse_source
 
 if TYPE_CHECKING:  # loaded by the commands that use them, so --help stays fast
     from evaldelta.checks._score import CheckSet
-    from evaldelta.run.providers.base import Provider
+    from evaldelta.provider import Provider
 
 __all__ = ["register"]
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
-from evaldelta.run.providers.base import ChatMessage, GenerationParams
+from evaldelta.provider import ChatMessage, GenerationParams
 
 __all__ = ["cache_key"]
 

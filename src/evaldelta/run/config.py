@@ -19,8 +19,8 @@ from typing import Any
 from evaldelta.checks._score import CheckSet, load_checks
 from evaldelta.errors import ConfigError, Location, UsageError
 from evaldelta.policy import locate_keys
+from evaldelta.provider import GenerationParams
 from evaldelta.run.checking import ChecksVerifier, Verifier
-from evaldelta.run.providers.base import GenerationParams
 from evaldelta.run.providers.registry import KINDS
 from evaldelta.run.scoring import OutputCheck
 from evaldelta.run.template import DEFAULT_USER, Template

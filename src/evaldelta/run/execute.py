@@ -33,6 +33,15 @@ from typing import Any
 from evaldelta import __version__
 from evaldelta.checks._score import metric_names, missing_field
 from evaldelta.errors import Location, MissingColumnError, StoreError, UsageError
+from evaldelta.provider import (
+    FATAL_KINDS,
+    ChatMessage,
+    Completion,
+    ErrorKind,
+    GenerationParams,
+    Provider,
+    ProviderError,
+)
 from evaldelta.run.arms import Call, Outcome, run_attempt
 from evaldelta.run.cache import cache_key
 from evaldelta.run.cases import CaseSet
@@ -43,15 +52,6 @@ from evaldelta.run.pins import arm_pins, run_id, run_pins, scorer_pins
 from evaldelta.run.prices import PriceTable
 from evaldelta.run.progress import Progress, RunSummary
 from evaldelta.run.providers._common import Redactor
-from evaldelta.run.providers.base import (
-    FATAL_KINDS,
-    ChatMessage,
-    Completion,
-    ErrorKind,
-    GenerationParams,
-    Provider,
-    ProviderError,
-)
 from evaldelta.run.providers.registry import create_provider, key_variable
 from evaldelta.run.writer import GroupWriter
 from evaldelta.store import Store

@@ -2,7 +2,7 @@
 
 A :class:`Lane` wraps one provider endpoint with a concurrency bound (a semaphore), request-
 and token-per-minute buckets, a per-call timeout and the retry policy: retry on retryable
-:class:`~evaldelta.run.providers.base.ProviderError` (429, 5xx, timeouts, dropped
+:class:`~evaldelta.provider.ProviderError` (429, 5xx, timeouts, dropped
 connections) with exponential backoff and jitter, never sooner than the server's
 Retry-After, which is capped (``max_retry_after``: a ``Retry-After: 86400`` does not put a
 run to sleep for a day). The waits of one call count against its retry budget
@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from evaldelta.run.providers.base import (
+from evaldelta.provider import (
     ChatMessage,
     Completion,
     GenerationParams,

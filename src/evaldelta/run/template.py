@@ -42,7 +42,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from jinja2.visitor import NodeTransformer
 
 from evaldelta.errors import Location, TemplateError
-from evaldelta.run.providers.base import ChatMessage
+from evaldelta.provider import ChatMessage
 
 __all__ = [
     "DEFAULT_USER",

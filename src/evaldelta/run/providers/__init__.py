@@ -1,6 +1,6 @@
 """Model providers, one module each, behind one async protocol (:mod:`.base`)."""
 
-from evaldelta.run.providers.base import (
+from evaldelta.provider import (
     ChatMessage,
     Completion,
     GenerationParams,

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from evaldelta.errors import ProviderSetupError
-from evaldelta.run.providers.base import ChatMessage, GenerationParams, ProviderError
+from evaldelta.provider import ChatMessage, GenerationParams, ProviderError
 
 __all__ = [
     "MASK",

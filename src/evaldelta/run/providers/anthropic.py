@@ -12,8 +12,8 @@ from typing import Any
 
 import anthropic
 
+from evaldelta.provider import ChatMessage, Completion, GenerationParams
 from evaldelta.run.providers._common import api_key_from_env, sdk_error
-from evaldelta.run.providers.base import ChatMessage, Completion, GenerationParams
 
 __all__ = ["AnthropicProvider"]
 
@@ -21,7 +21,7 @@ DEFAULT_MAX_TOKENS = 1024  # the Messages API requires max_tokens; used when non
 
 
 class AnthropicProvider:
-    """A :class:`~evaldelta.run.providers.base.Provider` over ``/v1/messages``."""
+    """A :class:`~evaldelta.provider.Provider` over ``/v1/messages``."""
 
     name = "anthropic"
 

@@ -13,14 +13,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from evaldelta.errors import ProviderSetupError
+from evaldelta.provider import ChatMessage, Completion, GenerationParams, ProviderError
 from evaldelta.run.providers._common import openai_style_request, parse_retry_after
-from evaldelta.run.providers.base import ChatMessage, Completion, GenerationParams, ProviderError
 
 __all__ = ["LiteLLMProvider"]
 
 
 class LiteLLMProvider:
-    """A :class:`~evaldelta.run.providers.base.Provider` over ``litellm.acompletion``."""
+    """A :class:`~evaldelta.provider.Provider` over ``litellm.acompletion``."""
 
     name = "litellm"
 

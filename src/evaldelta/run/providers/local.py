@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evaldelta.run.providers.base import ChatMessage, Completion, GenerationParams, ProviderError
+from evaldelta.provider import ChatMessage, Completion, GenerationParams, ProviderError
 
 __all__ = ["DEFAULT_MODEL", "LocalProvider", "default_model_path", "requantize"]
 

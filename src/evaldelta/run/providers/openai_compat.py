@@ -12,14 +12,14 @@ from collections.abc import Sequence
 
 import openai
 
+from evaldelta.provider import ChatMessage, Completion, GenerationParams, ProviderError
 from evaldelta.run.providers._common import api_key_from_env, openai_style_request, sdk_error
-from evaldelta.run.providers.base import ChatMessage, Completion, GenerationParams, ProviderError
 
 __all__ = ["OpenAICompatProvider"]
 
 
 class OpenAICompatProvider:
-    """A :class:`~evaldelta.run.providers.base.Provider` over ``/v1/chat/completions``.
+    """A :class:`~evaldelta.provider.Provider` over ``/v1/chat/completions``.
 
     ``base_url`` None means the SDK's default (``OPENAI_BASE_URL`` or api.openai.com); a
     key is then required in ``api_key_env``. With a ``base_url`` (a local server) a missing

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from evaldelta.errors import ProviderSetupError
-from evaldelta.run.providers.base import Provider
+from evaldelta.provider import Provider
 
 __all__ = ["DEFAULT_KEY_ENV", "KINDS", "create_provider", "key_variable"]
 
