@@ -16,8 +16,9 @@ lm-evaluation-harness, promptfoo, HELM, OpenAI Evals, lighteval). ``compare``, `
 ``plan``, ``sample``, ``score`` and ``run`` take rows only through here.
 """
 
-import importlib
 from typing import TYPE_CHECKING
+
+from evaldelta._lazy import lazy_names
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time each loads on first use
     from evaldelta.sources._canonical import (
@@ -69,19 +70,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> object:
-    """Load a public name's module on first use (PEP 562), so importing this package is cheap."""
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
-
+__getattr__, __dir__ = lazy_names(__name__, _WHERE, globals())
 
 __all__ = [
     "ImportIssue",

@@ -5,8 +5,9 @@ frozen result dataclass or a float, and reports an undefined statistic as nan to
 a :class:`DegenerateDataWarning`. Differences are always candidate minus baseline.
 """
 
-import importlib
 from typing import TYPE_CHECKING
+
+from evaldelta._lazy import lazy_names
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time each loads on first use
     from evaldelta.stats._cluster import (
@@ -112,19 +113,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> object:
-    """Load a public name's module on first use (PEP 562), so importing this package is cheap."""
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
-
+__getattr__, __dir__ = lazy_names(__name__, _WHERE, globals())
 
 __all__ = [
     "MIN_CLUSTERS",

@@ -1,0 +1,35 @@
+"""Public names of a package loaded on first use (PEP 562), so importing the package is cheap.
+
+``evaldelta --help`` must not pay for scipy, Ibis or DuckDB; ``evaldelta.stats`` and
+``evaldelta.sources`` therefore name where each public name lives and load its module only
+when the name is first used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+
+def lazy_names(
+    package: str, where: Mapping[str, str], namespace: dict[str, Any]
+) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
+    """The module ``__getattr__`` and ``__dir__`` of ``package``.
+
+    ``namespace`` is the package's ``globals()``; ``where`` maps each public name to the
+    module that defines it.
+    """
+
+    def __getattr__(name: str) -> object:
+        module = where.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        namespace[name] = value  # the next lookup is a plain attribute
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(namespace) | set(where))
+
+    return __getattr__, __dir__
