@@ -13,7 +13,7 @@ import json
 import re
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,14 +40,6 @@ provider = "fake"
 model = "strong"
 temperature = 0
 """
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLM]:
-    monkeypatch.setenv("EVD_TEST_KEY", KEY)
-    server = FakeLLM().start()
-    yield server
-    server.stop()
 
 
 def write_run(

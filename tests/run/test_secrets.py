@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
-import pytest
 
 from evaldelta.run.providers._common import MASK, Redactor, redact
 from evaldelta.store import Store
@@ -17,15 +16,6 @@ from tests.conftest import CliResult
 from tests.run.test_faults import write_run
 from tests.servers.fake_llm import FakeLLM
 from tests.test_run import KEY
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLM]:
-    monkeypatch.setenv("EVD_TEST_KEY", KEY)
-    server = FakeLLM().start()
-    yield server
-    server.stop()
-
 
 NEEDLES = (KEY, KEY[:14], KEY[:8], KEY[-8:])
 

@@ -22,15 +22,6 @@ from evaldelta.store import Store
 from tests.conftest import CliResult, one_line_error
 from tests.run.test_faults import stored, write_run
 from tests.servers.fake_llm import FakeLLM
-from tests.test_run import KEY
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLM]:
-    monkeypatch.setenv("EVD_TEST_KEY", KEY)
-    server = FakeLLM().start()
-    yield server
-    server.stop()
 
 
 def _foreign(path: Path) -> None:
