@@ -25,7 +25,9 @@ __all__ = [
     "coverage_per_slice",
     "coverage_sentence",
     "direction",
+    "metric_kind",
     "rests_on",
+    "scale_phrase",
     "worst_slices",
 ]
 
@@ -237,3 +239,16 @@ def scale_phrase(metric: MetricResult) -> str:
         if a <= low and high <= b:
             return f"{seen}, read as a {a:g}-{b:g} scale, inferred"
     return f"{seen}, on no usual scale"
+
+
+def metric_kind(metric: MetricResult) -> str:
+    """What kind of score a metric is, as every report's header says it.
+
+    For example ``graded, repeats averaged per case; scores 1 to 5, read as a 1-5 scale,
+    inferred``.
+    """
+    kind = "pass/fail" if metric.kind == "binary" else "graded"
+    if metric.repeated:
+        kind += ", repeats averaged per case"
+    scale = scale_phrase(metric)
+    return f"{kind}; {scale}" if scale else kind

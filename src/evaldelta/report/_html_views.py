@@ -28,8 +28,8 @@ from evaldelta.report._facts import (
     attempt_sentence,
     coverage_sentence,
     direction,
+    metric_kind,
     rests_on,
-    scale_phrase,
 )
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct, fmt_signed
 from evaldelta.report._plan_rows import PLAN_NOTE, PlanRow, inconclusive_slices, plan_rows
@@ -384,9 +384,7 @@ def pair_view(
     view = PairView(
         index=index,
         metric=metric.metric,
-        kind=("pass/fail" if binary else "graded")
-        + (", repeats averaged per case" if metric.repeated else "")
-        + (f"; {scale_phrase(metric)}" if scale_phrase(metric) else ""),
+        kind=metric_kind(metric),
         by=by,
         baseline=pair.baseline,
         candidate=pair.candidate,

@@ -139,8 +139,9 @@ def _pair_section(
     ]
     for line in answer:  # the text report's own sentences, names escaped
         out += [line, ""]
-    if scale_phrase(metric):
-        out += [f"_{md_text(metric.metric)} is graded: {md_text(scale_phrase(metric))}._", ""]
+    scale = scale_phrase(metric)
+    if scale:
+        out += [f"_{md_text(metric.metric)} is graded: {md_text(scale)}._", ""]
     if not pair.paired_available:
         out += [f"> **No paired analysis:** {md_code(b)} and {md_code(c)} share no cases.", ""]
     out += _slice_table(pair, arms, binary, fmt_pct(comparison.confidence))

@@ -27,8 +27,8 @@ from evaldelta.report._facts import (
     coverage_per_slice,
     coverage_sentence,
     direction,
+    metric_kind,
     rests_on,
-    scale_phrase,
 )
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct, fmt_signed
 from evaldelta.stats import FixedMix, PairedResult, UnpairedResult
@@ -109,11 +109,7 @@ def _pin_lines(comparison: Comparison) -> list[str]:
 
 
 def _label(metric: MetricResult) -> str:
-    kind = "pass/fail" if metric.kind == "binary" else "graded"
-    if metric.repeated:
-        kind += ", repeats averaged per case"
-    scale = scale_phrase(metric)
-    return f"{metric.metric} ({kind}{'; ' + scale if scale else ''})"
+    return f"{metric.metric} ({metric_kind(metric)})"
 
 
 def _rate(arm: ArmSlice | None, binary_single: bool) -> str:
