@@ -30,6 +30,6 @@ def lazy_names(
         return value
 
     def __dir__() -> list[str]:
-        return sorted(set(namespace) | set(where))
+        return sorted(where)  # the public names, as ``__all__`` lists them
 
     return __getattr__, __dir__
