@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evaldelta.compare import compare
+from evaldelta.comparison import compare
 from evaldelta.sources import Source
 from evaldelta.store import Store
 

@@ -11,7 +11,7 @@ import pytest
 
 from evaldelta.checks import load_checks, parse_checks, read_rows, score_rows
 from evaldelta.checks._mechanical import build_check
-from evaldelta.compare import compare
+from evaldelta.comparison import compare
 from evaldelta.errors import BadValueError, ChecksFileError, MissingColumnError
 
 

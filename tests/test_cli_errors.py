@@ -201,12 +201,12 @@ def test_unwritable_output_is_one_line_exit_2(run_cli, write, tmp_path: Path):
 
 
 def test_an_unexpected_bug_is_one_line_exit_70(run_cli, write, monkeypatch):
-    import evaldelta.compare
+    import evaldelta.comparison
 
     def broken(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(evaldelta.compare, "compare", broken)
+    monkeypatch.setattr(evaldelta.comparison, "compare", broken)
     monkeypatch.delenv("EVALDELTA_DEBUG", raising=False)
     res = run_cli("compare", write("runs.csv", GOOD))
     assert res.code == 70

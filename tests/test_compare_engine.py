@@ -13,7 +13,7 @@ import pytest
 import statsmodels.api as sm
 from scipy import stats as sps
 
-from evaldelta.compare import compare
+from evaldelta.comparison import compare
 from evaldelta.report import render_json, render_text
 from evaldelta.sources import Source
 

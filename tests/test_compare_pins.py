@@ -10,7 +10,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from evaldelta.compare import compare
+from evaldelta.comparison import compare
 from evaldelta.demo import SCENARIOS, run_scenario
 from evaldelta.report import render_json, render_text
 from evaldelta.report.html import render_html

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evaldelta.compare import compare
+from evaldelta.comparison import compare
 
 cases = st.lists(
     st.tuples(st.sampled_from(["x", "y", "z"]), st.integers(0, 1), st.integers(0, 1)),

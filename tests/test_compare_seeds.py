@@ -240,7 +240,7 @@ def test_002_shows_the_other_interval_for_contrast(results):
 def test_002_seed_wald_interval_stays_available():
     # examples/compare-002.txt: "--interval wald" gives "+5.0 pts [-4.7, +14.7] (Wald;
     # Newcombe: [-6.9, +17.6])", with the warning that Wald under-covers on 40 pairs
-    from evaldelta.compare import compare
+    from evaldelta.comparison import compare
 
     with data_path("seed002.csv") as path:
         result = compare([path], baseline="incumbent", interval="wald")

@@ -13,7 +13,7 @@ from scipy.stats import norm
 from scipy.stats import t as t_dist
 
 from evaldelta import stats
-from evaldelta.compare import compare
+from evaldelta.comparison import compare
 from evaldelta.gate import evaluate
 from evaldelta.model import DeltaHistogram
 from evaldelta.policy import parse_policy

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from evaldelta.compare import compare
+from evaldelta.comparison import compare
 from evaldelta.demo import SCENARIOS, run_scenario, write_demo_html
 from evaldelta.report.html import render_html
 

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from evaldelta.compare import compare
+from evaldelta.comparison import compare
 from evaldelta.errors import BadValueError
 
 from .conftest import one_line_error

@@ -11,7 +11,7 @@ import json
 import jsonschema
 import pytest
 
-from evaldelta.compare import compare
+from evaldelta.comparison import compare
 from evaldelta.report import render_json, render_text
 
 from .conftest import REAL, ROOT

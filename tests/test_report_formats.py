@@ -57,7 +57,7 @@ def test_terminal_colours_and_no_color():
 
 
 def test_terminal_never_parses_data_as_markup(tmp_path):
-    from evaldelta.compare import compare
+    from evaldelta.comparison import compare
 
     runs = tmp_path / "r.csv"
     runs.write_text(

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evaldelta.compare import compare
+from evaldelta.comparison import compare
 
 
 def test_compare_uses_sample_weight_as_the_traffic_mix(tmp_path: Path, run_cli):

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from evaldelta.compare import compare
+from evaldelta.comparison import compare
 from evaldelta.demo import SCENARIOS, data_path, run_scenario
 from evaldelta.errors import UsageError
 from evaldelta.model import Comparison, ThreeArmSlice

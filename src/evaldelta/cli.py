@@ -144,7 +144,7 @@ def compare_cmd(
     strict: StrictOpt = False,
 ) -> None:
     """Compare a baseline with candidates: per-slice paired deltas, standardized and pooled."""
-    from evaldelta.compare import compare
+    from evaldelta.comparison import compare
     from evaldelta.report import render_json, render_markdown, render_text
 
     sources = inputs_from(files, arm, store, run)

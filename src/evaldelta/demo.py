@@ -17,7 +17,7 @@ from typing import Any
 
 from evaldelta import stats
 from evaldelta.audit import AuditResult
-from evaldelta.compare import compare
+from evaldelta.comparison import compare
 from evaldelta.gate import FAIL, INCONCLUSIVE, PASS, RuleResult, Verdict, aggregate_only, evaluate
 from evaldelta.model import Comparison
 from evaldelta.policy import parse_policy

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from evaldelta.compare import compare
+from evaldelta.comparison import compare
 from evaldelta.demo import data_path
 from evaldelta.errors import UsageError
 from evaldelta.report import render_text

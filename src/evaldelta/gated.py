@@ -35,7 +35,7 @@ def compare_with_policy(
     tidy files); the policy's metric is added when missing. Returns the comparison and the
     :class:`~evaldelta.gate.Verdict`.
     """
-    from evaldelta.compare import compare
+    from evaldelta.comparison import compare
     from evaldelta.errors import MissingColumnError, PolicyError
     from evaldelta.gate import evaluate
     from evaldelta.policy import critical_selector, load_policy

@@ -363,7 +363,7 @@ class Comparison:
     differ between the compared arms beyond the declared arm difference (model, template,
     provider, routing: :mod:`evaldelta.pin_check`), which compare reports loudly.
     ``baseline_reason`` says how the baseline was chosen (``--baseline``, or the first
-    input's first arm: :func:`evaldelta.compare._arm_order`). ``imports`` say, for each
+    input's first arm: :func:`evaldelta.engine.evidence._arm_order`). ``imports`` say, for each
     source read by an importer (an Inspect AI log, ...), what
     was mapped and what could not be (errored samples, unknown score values, ...).
     """

@@ -468,11 +468,11 @@ def plan_from_pilot(
     floor: int = 300,
     read_options: ReadOptions | None = None,
 ) -> Plan:
-    """Run :func:`evaldelta.compare.compare` on pilot files, then :func:`plan_from_comparison`.
+    """Run :func:`evaldelta.comparison.compare` on pilot files, then :func:`plan_from_comparison`.
 
     ``metric`` defaults to the sources' first default metric (``score`` for tidy files).
     """
-    from evaldelta.compare import compare
+    from evaldelta.comparison import compare
 
     check_design(effect, power, alpha, alternative)
     comparison = compare(

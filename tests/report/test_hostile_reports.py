@@ -1,6 +1,6 @@
 """Hostile arm, slice and case names through every Markdown and terminal writer.
 
-The rows are written as a CSV here and compared with ``evaldelta.compare.compare``; the
+The rows are written as a CSV here and compared with ``evaldelta.comparison.compare``; the
 Markdown of ``compare`` and ``gate`` must be safe to paste into a pull-request comment,
 and the text, rich and gate text reports must carry no control sequence from the data.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from evaldelta.compare import compare
+from evaldelta.comparison import compare
 from evaldelta.gate import evaluate
 from evaldelta.model import Comparison
 from evaldelta.policy import parse_policy

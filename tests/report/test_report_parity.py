@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from evaldelta.compare import compare
+from evaldelta.comparison import compare
 from evaldelta.demo import GATE_POLICY_004, SCENARIOS, run_scenario
 from evaldelta.gate import FAIL, PASS, evaluate
 from evaldelta.model import Comparison

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evaldelta.compare import compare
+from evaldelta.comparison import compare
 from evaldelta.report import render_markdown, render_text
 
 

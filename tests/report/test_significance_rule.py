@@ -93,7 +93,7 @@ def test_wald_below_100_pairs_warns_on_stderr_and_in_the_report(run_cli):
 
 
 def test_one_unadjusted_interval_is_named_in_the_singular() -> None:
-    from evaldelta.compare import compare
+    from evaldelta.comparison import compare
 
     from ..conftest import REAL
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from evaldelta.compare import compare
+from evaldelta.comparison import compare
 from evaldelta.sources import Source, detect, open_sources
 
 from ..conftest import one_line_error

@@ -16,7 +16,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from evaldelta.compare import compare
+from evaldelta.comparison import compare
 from evaldelta.sources import ReadOptions, Source, detect, import_rows, open_sources
 
 from ..conftest import one_line_error

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from evaldelta.compare import compare
+from evaldelta.comparison import compare
 
 from ..conftest import ROOT
 from .helpers import arm_slice

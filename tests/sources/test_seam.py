@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from evaldelta.compare import compare
+from evaldelta.comparison import compare
 from evaldelta.sources import Source, detect, format_names, parse_source, readers
 
 from ..conftest import ROOT, one_line_error

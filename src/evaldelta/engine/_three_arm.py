@@ -12,7 +12,7 @@ frequent ``model_used``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,9 +20,18 @@ import ibis
 import ibis.expr.types as ir
 
 from evaldelta.engine._reduce import ALL, CaseTable, Moments, build_case_table
+from evaldelta.errors import UsageError
+from evaldelta.model import PinValue
 from evaldelta.sources import TableSet
 
-__all__ = ["Escalation", "ThreeArmStats", "escalation_basis", "reduce_three_arms"]
+__all__ = [
+    "Escalation",
+    "ThreeArmStats",
+    "check_roles",
+    "escalation_basis",
+    "reduce_three_arms",
+    "roles_from_pins",
+]
 
 CHEAP, CASCADE, STRONG = 0, 1, 2
 
@@ -66,6 +75,36 @@ class ThreeArmStats:
     divergent: Moments | None
     cases: tuple[int, int, int]
     cost_usd: tuple[float, float, float] | None
+
+
+def check_roles(roles: Sequence[str], present: Sequence[str]) -> tuple[str, str, str]:
+    """Three distinct arms present in the data, as (cheap, cascade, strong)."""
+    names = tuple(str(r).strip() for r in roles)
+    if len(names) != 3 or not all(names):
+        raise UsageError(
+            "three-arm roles need exactly three arm names, CHEAP,CASCADE,STRONG "
+            f"(got {len(names)}: {', '.join(names) or 'none'})"
+        )
+    if len(set(names)) != 3:
+        raise UsageError(f"three-arm roles must be three different arms, not {', '.join(names)}")
+    for name in names:
+        if name not in present:
+            raise UsageError(
+                f"three-arm role {name!r} is not an arm of the data; it has: {', '.join(present)}"
+            )
+    return names[0], names[1], names[2]
+
+
+def roles_from_pins(
+    pins: Mapping[str, Mapping[str, PinValue]], arms: Sequence[str]
+) -> tuple[str, str, str] | None:
+    """The first compared cascade arm whose cheap and strong steps are compared arms too."""
+    for arm in arms:
+        p = pins.get(arm, {})
+        cheap, strong = p.get("cheap.arm"), p.get("strong.arm")
+        if p.get("kind") == "cascade" and cheap in arms and strong in arms and cheap != strong:
+            return str(cheap), arm, str(strong)
+    return None
 
 
 def _rows(expr: Any) -> list[dict[str, Any]]:

@@ -1,34 +1,25 @@
 """One slicing column of one metric: per-arm summaries, per-pair slice deltas, mixes.
 
-Split from compare.py, which resolves inputs and options and calls :class:`SlicingBuilder`
-once per (metric, slicing column).
+Pure: :class:`SlicingBuilder` reads a :class:`~evaldelta.engine.evidence.SlicingEvidence`
+and runs no query. :mod:`evaldelta.comparison._build` calls it once per (metric, slicing
+column).
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from evaldelta import stats
-from evaldelta.engine import (
-    ALL,
-    ArmSliceStats,
-    CaseTable,
-    CriticalStats,
-    PairSliceStats,
-    list_cases,
-    reduce_pair_slices,
-)
-from evaldelta.engine._histogram import DeltaBins, delta_histograms
-from evaldelta.engine._outputs import case_outputs
-from evaldelta.errors import BadValueError
+from evaldelta.comparison._notes import Notes
+from evaldelta.engine import ALL, ArmSliceStats, CriticalStats, PairSliceStats
+from evaldelta.engine._histogram import DeltaBins
+from evaldelta.engine.evidence import PairEvidence, SlicingEvidence, check_summarizable
 from evaldelta.model import (
     ALL_CASES,
-    OUTPUT_CHARS,
     ArmSlice,
     CaseRef,
     Cost,
@@ -44,91 +35,46 @@ from evaldelta.model import (
     TwoByTwo,
 )
 
-__all__ = ["Notes", "SlicingBuilder"]
-
-
-@dataclass
-class Notes:
-    """Degenerate-data warnings from the statistics, kept as notes in the artifact.
-
-    The same warning in many places (Welch's t on each of 500 one-case slices) is one note
-    that names a few of the places and counts the rest (:meth:`folded`).
-    """
-
-    items: list[str] = field(default_factory=list)
-    _places: dict[str, list[str]] = field(default_factory=dict)
-
-    @contextmanager
-    def capture(self, context: str) -> Iterator[None]:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            yield
-        for w in caught:
-            if issubclass(w.category, stats.StatisticsWarning):
-                places = self._places.setdefault(str(w.message), [])
-                if context not in places:
-                    places.append(context)
-            else:
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-
-    def folded(self, shown: int = 3) -> tuple[str, ...]:
-        """Every note: plain ones first, then each warning with its places (a few, counted)."""
-        out = list(self.items)
-        for message, places in self._places.items():
-            if len(places) <= shown:
-                out.extend(f"{place}: {message}" for place in places)
-            else:
-                rest = len(places) - shown
-                out.append(
-                    f"{message} (in {len(places):,} places: {'; '.join(places[:shown])}; "
-                    f"and {rest:,} more)"
-                )
-        return tuple(out)
+__all__ = ["SlicingBuilder"]
 
 
 @dataclass
 class SlicingBuilder:
-    cases: CaseTable
-    by: str
-    arm_stats: list[ArmSliceStats]
+    """Build the :class:`~evaldelta.model.SlicingResult` of one slicing's evidence."""
+
+    evidence: SlicingEvidence
+    metric: str
+    arms: tuple[str, ...]  # baseline first
     binary_single: bool
     confidence: float
     interval: str
     mix_name: str
     mix_weights: dict[str, float] | None
     traffic: dict[str, float] | None
-    list_limit: int | None
     notes: Notes
     critical: tuple[list[CriticalStats], float] | None = None
     critical_selector: str = ""
     binary: bool = False  # every score is 0 or 1 (with or without repeats)
 
+    @property
+    def by(self) -> str:
+        """The slicing column."""
+        return self.evidence.by
+
+    @property
+    def arm_stats(self) -> tuple[ArmSliceStats, ...]:
+        """Per-(arm, slice) sums, the overall rows included."""
+        return self.evidence.arm_stats
+
     def build(self) -> SlicingResult:
-        self._check_evidence()
+        """Check the evidence is summarizable, then summarize every arm and pair."""
+        check_summarizable(self.arm_stats, self.arms, self.metric)
         slices = tuple(sorted({a.slice for a in self.arm_stats if a.slice != ALL}))
         weights = self.mix_weights if self.mix_weights is not None else self._actual_weights()
         traffic_share = _normalize(self.traffic) if self.traffic else None
         arms = tuple(self._arm_slice(a, traffic_share) for a in self.arm_stats)
-        pairs = tuple(self._pair(j, weights, traffic_share) for j in range(1, len(self.cases.arms)))
+        pairs = tuple(self._pair(p, weights, traffic_share) for p in self.evidence.pairs)
         return SlicingResult(by=self.by, slices=slices, arms=arms, pairs=pairs)
-
-    def _check_evidence(self) -> None:
-        """Refuse data that cannot be summarized, with the reason, instead of failing later."""
-        overall = [a for a in self.arm_stats if a.slice == ALL]
-        metric = self.cases.metric
-        if not any(a.scores.n for a in overall):
-            attempts = sum(a.attempts for a in overall)
-            raise BadValueError(
-                f"no attempt of the compared arms ({', '.join(self.cases.arms)}) has a "
-                f"{metric!r} value: all {attempts} are unlabeled; score them first "
-                "(evaldelta score), or name another --metric"
-            )
-        for a in overall:
-            if not (math.isfinite(a.scores.total) and math.isfinite(a.scores.sumsq)):
-                raise BadValueError(
-                    f"the {metric!r} values of arm {a.arm!r} are too large to summarize: their "
-                    "sum of squares overflows a float; rescale the metric"
-                )
 
     # -- per arm --------------------------------------------------------------------------
     def _actual_weights(self) -> dict[str, float]:
@@ -157,7 +103,7 @@ class SlicingBuilder:
 
     def _arm_slice(self, a: ArmSliceStats, traffic: dict[str, float] | None) -> ArmSlice:
         label = ALL_CASES if a.slice == ALL else a.slice
-        with self.notes.capture(f"{self.cases.metric}, arm {a.arm}, slice {label}"):
+        with self.notes.capture(f"{self.metric}, arm {a.arm}, slice {label}"):
             est = self._estimate(a)
             cse, cci = self._clustered(a.clusters, a.scores.sumsq)
         return ArmSlice(
@@ -190,13 +136,12 @@ class SlicingBuilder:
 
     # -- per pair -------------------------------------------------------------------------
     def _pair(
-        self, j: int, weights: dict[str, float], traffic: dict[str, float] | None
+        self, ev: PairEvidence, weights: dict[str, float], traffic: dict[str, float] | None
     ) -> PairComparison:
-        base, cand = self.cases.arms[0], self.cases.arms[j]
+        base, cand = self.arms[0], ev.candidate
         by_arm = {(a.arm, a.slice): a for a in self.arm_stats}
-        pair_stats = reduce_pair_slices(self.cases, self.by, j)
-        # graded or repeated data: the deltas' distribution (binary single-attempt: the 2x2)
-        hists = {} if self.binary_single else delta_histograms(self.cases, self.by, j)
+        pair_stats = ev.slices
+        hists = ev.histograms
         norm_w = _normalize(weights)
         deltas: list[SliceDelta] = []
         overall: SliceDelta | None = None
@@ -222,9 +167,9 @@ class SlicingBuilder:
             for name, w in mixes
         )
         b_all, c_all = by_arm[(base, ALL)], by_arm[(cand, ALL)]
-        with self.notes.capture(f"{self.cases.metric}, {cand} vs {base}, mix check"):
+        with self.notes.capture(f"{self.metric}, {cand} vs {base}, mix check"):
             simpson = self._simpson(base, cand, by_arm, mixes[-1][1])
-        listing = list_cases(self.cases, self.by, j, limit=self.list_limit)
+        listing = ev.listing
         return PairComparison(
             baseline=base,
             candidate=cand,
@@ -248,19 +193,19 @@ class SlicingBuilder:
                 CaseRef(str(r["case_id"]), str(r["slice"])) for r in listing["only_in_candidate"]
             ),
             discordant_total=pair_stats[-1].nonzero,
-            discordant=self._moved(base, cand, listing["discordant"]),
+            discordant=self._moved(base, cand, listing["discordant"], ev.outputs),
             cost=_cost(b_all, c_all),
             critical=self._critical(base, cand),
         )
 
-    def _moved(self, base: str, cand: str, rows: list[dict[str, Any]]) -> tuple[MovedCase, ...]:
+    def _moved(
+        self,
+        base: str,
+        cand: str,
+        rows: list[dict[str, Any]],
+        outputs: Mapping[tuple[str, str], str],
+    ) -> tuple[MovedCase, ...]:
         """The listed moved cases, with each arm's stored output when the rows have one."""
-        outputs = case_outputs(
-            self.cases.tables,
-            (base, cand),
-            [str(r["case_id"]) for r in rows],
-            max_chars=OUTPUT_CHARS,
-        )
         return tuple(
             MovedCase(
                 str(r["case_id"]),
@@ -316,7 +261,7 @@ class SlicingBuilder:
         unpaired: stats.UnpairedResult | None = None
         table = None
         cse = cci = None
-        with self.notes.capture(f"{self.cases.metric}, {p.candidate} vs {p.baseline}, {label}"):
+        with self.notes.capture(f"{self.metric}, {p.candidate} vs {p.baseline}, {label}"):
             if p.delta.n > 0:
                 basis = "paired"
                 if self.binary_single:
@@ -429,7 +374,7 @@ class SlicingBuilder:
             common = [s for s in common if s in shared and shared[s].delta.n > 0]
         per_arm = {}
         z = stats.z_critical(self.confidence) if self.binary else 1.0
-        with self.notes.capture(f"{self.cases.metric}, {cand} vs {base}, {name} mix"):
+        with self.notes.capture(f"{self.metric}, {cand} vs {base}, {name} mix"):
             for k, arm in enumerate((base, cand)):
                 if paired:
                     ests = {s: self._shared_estimate(shared[s], k) for s in common}

@@ -2,76 +2,30 @@
 
 The roles come from ``compare(three_arm=(cheap, cascade, strong))`` or, failing that, from a
 run store's pins: a compared arm of ``kind = cascade`` whose ``cheap.arm`` and
-``strong.arm`` are both compared arms. The numbers come from
-:mod:`evaldelta.engine._three_arm`; the intervals from the paired per-case statistics.
+``strong.arm`` are both compared arms (:func:`evaldelta.engine._three_arm.roles_from_pins`).
+The sums come from :mod:`evaldelta.engine._three_arm` through the evidence; the intervals
+from the paired per-case statistics. Pure: no query runs here.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
 
 from evaldelta import stats
-from evaldelta._slicing import Notes
+from evaldelta.comparison._notes import Notes
 from evaldelta.engine import ALL
-from evaldelta.engine._three_arm import (
-    ThreeArmStats,
-    build_three_arm_table,
-    escalation_basis,
-    reduce_three_arms,
-)
-from evaldelta.errors import UsageError
-from evaldelta.model import ALL_CASES, PinValue, ThreeArmCost, ThreeArmSlice, ThreeArmSummary
-from evaldelta.sources import TableSet
+from evaldelta.engine._three_arm import ThreeArmStats
+from evaldelta.engine.evidence import ThreeArmEvidence
+from evaldelta.model import ALL_CASES, ThreeArmCost, ThreeArmSlice, ThreeArmSummary
 
-__all__ = ["check_roles", "roles_from_pins", "three_arm_summary"]
+__all__ = ["three_arm_summary"]
 
 
-def check_roles(roles: Sequence[str], present: Sequence[str]) -> tuple[str, str, str]:
-    """Three distinct arms present in the data, as (cheap, cascade, strong)."""
-    names = tuple(str(r).strip() for r in roles)
-    if len(names) != 3 or not all(names):
-        raise UsageError(
-            "three-arm roles need exactly three arm names, CHEAP,CASCADE,STRONG "
-            f"(got {len(names)}: {', '.join(names) or 'none'})"
-        )
-    if len(set(names)) != 3:
-        raise UsageError(f"three-arm roles must be three different arms, not {', '.join(names)}")
-    for name in names:
-        if name not in present:
-            raise UsageError(
-                f"three-arm role {name!r} is not an arm of the data; it has: {', '.join(present)}"
-            )
-    return names[0], names[1], names[2]
-
-
-def roles_from_pins(
-    pins: Mapping[str, Mapping[str, PinValue]], arms: Sequence[str]
-) -> tuple[str, str, str] | None:
-    """The first compared cascade arm whose cheap and strong steps are compared arms too."""
-    for arm in arms:
-        p = pins.get(arm, {})
-        cheap, strong = p.get("cheap.arm"), p.get("strong.arm")
-        if p.get("kind") == "cascade" and cheap in arms and strong in arms and cheap != strong:
-            return str(cheap), arm, str(strong)
-    return None
-
-
-def three_arm_summary(
-    tables: TableSet,
-    roles: tuple[str, str, str],
-    *,
-    roles_from: str,
-    metric: str,
-    by: str,
-    confidence: float,
-    notes: Notes,
-) -> ThreeArmSummary:
-    """Reduce the three arms in the backend and attach the paired intervals."""
+def three_arm_summary(ev: ThreeArmEvidence, *, confidence: float, notes: Notes) -> ThreeArmSummary:
+    """Attach the paired intervals to the three arms' per-slice sums."""
+    roles, metric, by, roles_from = ev.roles, ev.metric, ev.by, ev.roles_from
     cheap, cascade, strong = roles
-    esc = escalation_basis(tables, cheap)
-    cases = build_three_arm_table(tables, roles, metric, esc)
-    rows = reduce_three_arms(cases, by)
+    esc, rows = ev.escalation, ev.rows
     if esc is None:
         notes.items.append(
             "three arms: no escalated or model_used column, so the escalation rate and the "

@@ -1,0 +1,122 @@
+"""Compare a baseline arm with candidates: the library's main entry point.
+
+``compare(["runs.parquet"], baseline="v1")`` reads the inputs through the row seam
+(:mod:`evaldelta.sources`), gathers every number in one engine phase
+(:func:`evaldelta.engine.evidence.gather`) and builds the
+:class:`~evaldelta.model.Comparison` from that evidence without touching the data again
+(:func:`evaldelta.comparison._build.build`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+
+from evaldelta.comparison._build import Options, build
+from evaldelta.engine import CriticalSelector
+from evaldelta.engine._mix import read_mix
+from evaldelta.engine.evidence import Evidence, Request, gather
+from evaldelta.errors import UsageError
+from evaldelta.model import Comparison
+from evaldelta.sources import ReadOptions, Source, display_path, read_sources
+from evaldelta.sources._errors import reading_errors
+
+__all__ = ["Evidence", "Options", "Request", "build", "compare", "gather"]
+
+INTERVALS = ("newcombe", "wald")
+
+
+def _sources(files: Sequence[Source | str | Path]) -> list[Source]:
+    from evaldelta.sources import parse_source
+
+    return [f if isinstance(f, Source) else parse_source(str(f)) for f in files]
+
+
+@reading_errors
+def compare(
+    files: Sequence[Source | str | Path],
+    *,
+    baseline: str | None = None,
+    candidates: Sequence[str] | None = None,
+    by: Sequence[str] = ("slice",),
+    metrics: Sequence[str] | None = None,
+    mix: str | Path = "actual",
+    traffic: str | Path | None = None,
+    confidence: float = 0.95,
+    interval: str = "newcombe",
+    scale: tuple[float, float] | None = None,
+    list_limit: int | None = 50,
+    critical: CriticalSelector | None = None,
+    allowed_pin_differences: Sequence[str] = (),
+    three_arm: Sequence[str] | None = None,
+    read_options: ReadOptions | None = None,
+) -> Comparison:
+    """Compare a baseline arm with one or more candidates; see the README for what is reported.
+
+    ``files`` are anything the row seam reads (:mod:`evaldelta.sources`): CSV, JSONL or
+    Parquet in the long row format, a run store, or another tool's log (Inspect AI,
+    lm-evaluation-harness, promptfoo, ...), as paths, ``FORMAT:PATH`` strings or
+    :class:`Source` objects (which can name the arm a file holds). ``metrics`` default to
+    the first source's (``score`` for tidy files, an importer's own otherwise);
+    ``read_options`` are passed to the readers (column mapping, case key, filter, strict).
+    ``mix`` is ``actual``, ``equal`` or a mix file;
+    ``traffic`` an optional traffic file whose weights give a second standardized result;
+    without one, a ``sample_weight`` column (written by ``evaldelta sample``) gives the
+    traffic mix: each slice's sum of weights estimates its traffic (Horvitz-Thompson).
+    ``critical`` selects critical cases (ids, a flag column, a tag): each pair then carries
+    their attempts and passes (:class:`~evaldelta.model.CriticalEvidence`) for the gate.
+    ``three_arm`` names the (always-cheap, cascade, always-strong) arms of a cascade run: the
+    comparison then carries a :class:`~evaldelta.model.ThreeArmSummary` on the first metric
+    and slicing column. Without it, the roles are read from a run store's pins when a
+    compared cascade arm's cheap and strong steps are compared arms too.
+    """
+    if interval not in INTERVALS:
+        raise UsageError(f"unknown interval {interval!r}; choose one of {', '.join(INTERVALS)}")
+    if list_limit is not None and (isinstance(list_limit, bool) or list_limit < 0):
+        raise UsageError(f"--list-limit takes a number of cases >= 0 (0 = all), not {list_limit}")
+    if not 0 < confidence < 1:
+        raise UsageError(f"confidence must lie strictly between 0 and 1, not {confidence}")
+    by = tuple(by) or ("slice",)
+    options = dataclasses.replace(read_options or ReadOptions(), outputs_on_demand=True)
+    tables = read_sources(
+        _sources(files),
+        slice_columns=by,
+        metrics=tuple(metrics) if metrics else None,
+        critical_column=critical.column if critical else None,
+        critical_tag=critical.tag if critical else None,
+        options=options,
+    )
+    request = Request(
+        baseline=baseline,
+        candidates=candidates,
+        by=by,
+        scale=scale,
+        list_limit=list_limit,
+        critical=critical,
+        three_arm=three_arm,
+    )
+    evidence = gather(tables, request)
+    slices = set(evidence.slice_names)
+    mix_name, mix_weights = _chosen_mix(mix, list(evidence.slice_names))
+    return build(
+        evidence,
+        Options(
+            confidence=confidence,
+            interval=interval,
+            mix=mix_name,
+            mix_weights=mix_weights,
+            traffic=read_mix(Path(traffic), slices) if traffic else None,
+            traffic_label=display_path(Path(traffic)) if traffic else None,
+            allowed_pin_differences=tuple(allowed_pin_differences),
+        ),
+    )
+
+
+def _chosen_mix(mix: str | Path, slices: list[str]) -> tuple[str, dict[str, float] | None]:
+    """``actual`` -> None (filled from the evidence later), ``equal``, or a file's weights."""
+    if str(mix) == "actual":
+        return "actual", None
+    if str(mix) == "equal":
+        return "equal", dict.fromkeys(slices, 1.0)
+    return f"file:{display_path(Path(mix))}", read_mix(Path(mix), set(slices))

@@ -1,0 +1,146 @@
+"""Phase two of a comparison: :class:`~evaldelta.engine.evidence.Evidence` -> Comparison.
+
+Pure: every number comes from the evidence (phase one, :mod:`evaldelta.engine.evidence`)
+and the statistics in :mod:`evaldelta.stats`; nothing here reads a file or runs a query,
+so a comparison can be built, and tested, from hand-made evidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from evaldelta import __version__
+from evaldelta.comparison._notes import Notes
+from evaldelta.comparison._slicing import SlicingBuilder
+from evaldelta.comparison._three_arm import three_arm_summary
+from evaldelta.engine.evidence import Evidence, MetricEvidence
+from evaldelta.model import SCHEMA_VERSION, Comparison, MetricResult
+from evaldelta.pin_check import undeclared_differences
+
+__all__ = ["MANY_SLICES", "Options", "build"]
+
+MANY_SLICES = 50
+
+
+@dataclass(frozen=True)
+class Options:
+    """How to summarize: interval method and level, the mix, the traffic weights."""
+
+    confidence: float = 0.95
+    interval: str = "newcombe"
+    mix: str = "actual"  # "actual", "equal" or "file:NAME"
+    mix_weights: Mapping[str, float] | None = None  # None with "actual": the data's own mix
+    traffic: Mapping[str, float] | None = None
+    traffic_label: str | None = None
+    allowed_pin_differences: Sequence[str] = ()
+
+
+def build(evidence: Evidence, options: Options) -> Comparison:
+    """The comparison the evidence supports, under ``options``."""
+    notes = Notes()
+    notes.items.extend(_many_slices(evidence))
+    if evidence.trimmed:
+        notes.items.append(
+            f"{evidence.trimmed:,} rows had spaces around their case id or arm; they were "
+            "trimmed, so 'a ' and 'a' are one arm"
+        )
+    traffic = dict(options.traffic) if options.traffic is not None else None
+    traffic_label = options.traffic_label
+    results = []
+    for m in evidence.metrics:
+        if traffic is None and m.sample_weight_totals:
+            traffic, traffic_label = dict(m.sample_weight_totals), "sample_weight"
+        results.append(_metric(evidence, m, options, traffic, notes))
+    arms = evidence.arms
+    summary = (
+        three_arm_summary(evidence.three_arm, confidence=options.confidence, notes=notes)
+        if evidence.three_arm is not None
+        else None
+    )
+    return Comparison(
+        schema_version=SCHEMA_VERSION,
+        evaldelta_version=__version__,
+        inputs=evidence.inputs,
+        baseline=evidence.baseline,
+        baseline_reason=evidence.baseline_reason,
+        candidates=evidence.candidates,
+        arms_present=evidence.present,
+        confidence=options.confidence,
+        interval=options.interval,
+        mix=options.mix,
+        traffic=traffic_label,
+        metrics=tuple(results),
+        notes=notes.folded(),
+        pins={a: dict(p) for a, p in evidence.pins.items()},
+        pin_differences=undeclared_differences(
+            evidence.pins, arms, options.allowed_pin_differences
+        ),
+        three_arm=summary,
+        imports=evidence.imports,
+    )
+
+
+def _metric(
+    evidence: Evidence,
+    m: MetricEvidence,
+    options: Options,
+    traffic: dict[str, float] | None,
+    notes: Notes,
+) -> MetricResult:
+    slicings = []
+    for index, ev in enumerate(m.slicings):
+        first = index == 0
+        slicings.append(
+            SlicingBuilder(
+                evidence=ev,
+                metric=m.metric,
+                arms=evidence.arms,
+                binary_single=m.binary and not ev.repeated,
+                binary=m.binary,
+                confidence=options.confidence,
+                interval=options.interval,
+                mix_name=options.mix if first else _secondary_mix_name(options.mix),
+                mix_weights=(
+                    dict(options.mix_weights) if first and options.mix_weights is not None else None
+                ),
+                traffic=traffic if first else None,
+                notes=notes,
+                critical=m.critical,
+                critical_selector=evidence.critical_selector,
+            ).build()
+        )
+    repeated = any(ev.repeated for ev in m.slicings)
+    low, high = evidence.observed.get(m.metric, (None, None))
+    return MetricResult(
+        metric=m.metric,
+        kind="binary" if m.binary else "graded",
+        repeated=repeated,
+        unit="case mean of repeats" if repeated else "attempt",
+        slicings=tuple(slicings),
+        observed_low=low,
+        observed_high=high,
+        scale=evidence.scale,
+    )
+
+
+def _secondary_mix_name(mix_name: str) -> str:
+    return "equal" if mix_name == "equal" else "actual"
+
+
+def _many_slices(evidence: Evidence) -> list[str]:
+    """A note for each slicing column that cuts the cases into very many or one-case slices.
+
+    ``--by case_id`` makes one slice per case: every slice's interval is as wide as it can
+    be and the report runs to thousands of lines, which is almost never what was meant.
+    """
+    out = []
+    for column in evidence.by:
+        k, single = evidence.slice_sizes[column]
+        if k > MANY_SLICES or (k > 5 and single > k / 2):
+            out.append(
+                f"--by {column} cuts the cases into {k:,} slices ({single:,} of them one case "
+                "each); per-slice intervals on so few cases are too wide to decide anything "
+                "(did you mean a slicing column fixed before the outcomes, such as a task?)"
+            )
+    return out

@@ -1,0 +1,346 @@
+"""Phase one of a comparison: every query, in one place, into one :class:`Evidence`.
+
+DESIGN.md draws a comparison in two phases. This is the first: given the canonical relation
+(:class:`~evaldelta.sources.TableSet`, from the row seam) and a :class:`Request`, run every
+query the comparison needs and return the results as plain Python values. The second phase,
+:mod:`evaldelta.comparison`, turns an :class:`Evidence` into a
+:class:`~evaldelta.model.Comparison` without touching a backend, so it can be tested with
+hand-built evidence.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from evaldelta.engine._critical import CriticalSelector, CriticalStats, critical_stats
+from evaldelta.engine._histogram import DeltaBins, delta_histograms
+from evaldelta.engine._outputs import case_outputs
+from evaldelta.engine._reduce import (
+    ALL,
+    ArmSliceStats,
+    PairSliceStats,
+    build_case_table,
+    list_cases,
+    reduce_arm_slices,
+    reduce_pair_slices,
+    slice_weight_totals,
+)
+from evaldelta.engine._three_arm import (
+    Escalation,
+    ThreeArmStats,
+    build_three_arm_table,
+    check_roles,
+    escalation_basis,
+    reduce_three_arms,
+    roles_from_pins,
+)
+from evaldelta.engine._validate import validate
+from evaldelta.errors import BadValueError, UsageError
+from evaldelta.model import OUTPUT_CHARS, PinValue
+from evaldelta.sources import Source, TableSet, display_path
+from evaldelta.sources._report import ImportReport
+
+__all__ = [
+    "Evidence",
+    "MetricEvidence",
+    "PairEvidence",
+    "Request",
+    "SlicingEvidence",
+    "ThreeArmEvidence",
+    "check_summarizable",
+    "gather",
+    "input_name",
+]
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the comparison asks of the data (arms, slicings, what the report lists)."""
+
+    baseline: str | None = None
+    candidates: Sequence[str] | None = None
+    by: tuple[str, ...] = ("slice",)
+    scale: tuple[float, float] | None = None
+    list_limit: int | None = 50
+    critical: CriticalSelector | None = None
+    three_arm: Sequence[str] | None = None
+
+
+@dataclass(frozen=True)
+class PairEvidence:
+    """The baseline against one candidate, on one slicing column.
+
+    ``slices`` end with the overall row (slice ``ALL``); ``listing`` holds the bounded
+    one-arm-only and moved-case lists (:func:`~evaldelta.engine.list_cases`); ``outputs``
+    each listed moved case's stored output per arm, keyed ``(case_id, arm)``.
+    """
+
+    candidate: str
+    slices: tuple[PairSliceStats, ...]
+    histograms: Mapping[str, DeltaBins]
+    listing: Mapping[str, list[dict[str, Any]]]
+    outputs: Mapping[tuple[str, str], str]
+
+
+@dataclass(frozen=True)
+class SlicingEvidence:
+    """One slicing column of one metric: per-(arm, slice) sums and each pair's tables."""
+
+    by: str
+    arm_stats: tuple[ArmSliceStats, ...]
+    pairs: tuple[PairEvidence, ...]
+
+    @property
+    def repeated(self) -> bool:
+        """Some case has more than one scored attempt in some arm."""
+        return any(a.max_scored_per_case > 1 for a in self.arm_stats)
+
+
+@dataclass(frozen=True)
+class MetricEvidence:
+    """One metric: whether it is pass/fail, its slicings, weights and critical cases."""
+
+    metric: str
+    binary: bool  # every score is 0 or 1 (with or without repeats)
+    slicings: tuple[SlicingEvidence, ...]
+    sample_weight_totals: Mapping[str, float] | None = None  # per slice of the first column
+    critical: tuple[list[CriticalStats], float] | None = None
+
+
+@dataclass(frozen=True)
+class ThreeArmEvidence:
+    """The three-arm (cheap, cascade, strong) sums per slice, and how escalation is read."""
+
+    roles: tuple[str, str, str]  # (cheap, cascade, strong)
+    roles_from: str  # "given" | "pins"
+    metric: str
+    by: str
+    escalation: Escalation | None
+    rows: tuple[ThreeArmStats, ...]  # the overall row last
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Everything a comparison reads from the data, as plain values."""
+
+    inputs: tuple[str, ...]
+    arms: tuple[str, ...]  # baseline first, then the candidates
+    present: tuple[str, ...]
+    baseline_reason: str
+    by: tuple[str, ...]
+    slice_names: tuple[str, ...]  # of the first slicing column, over the compared arms
+    slice_sizes: Mapping[str, tuple[int, int]]  # column -> (slices, one-case slices)
+    trimmed: int
+    observed: Mapping[str, tuple[float | None, float | None]]
+    metrics: tuple[MetricEvidence, ...]
+    pins: Mapping[str, Mapping[str, PinValue]]
+    imports: tuple[ImportReport, ...] = ()
+    three_arm: ThreeArmEvidence | None = None
+    critical_selector: str = ""
+    scale: tuple[float, float] | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def baseline(self) -> str:
+        """The baseline arm."""
+        return self.arms[0]
+
+    @property
+    def candidates(self) -> tuple[str, ...]:
+        """The candidate arms, in order."""
+        return self.arms[1:]
+
+
+def gather(tables: TableSet, request: Request) -> Evidence:
+    """Run every query of one comparison (validation first) and return the evidence."""
+    by = request.by or ("slice",)
+    checked = validate(tables, request.scale)
+    present, default_why = _arm_order(tables)
+    base, cands = resolve_arms(present, request.baseline, request.candidates)
+    arms = (base, *cands)
+    roles = check_roles(request.three_arm, present) if request.three_arm is not None else None
+    metrics = tuple(
+        _metric(tables, arms, metric, by, request.critical, request.list_limit)
+        for metric in tables.metrics
+    )
+    pins = tables.pins(arms)
+    roles_from = "given"
+    if roles is None:
+        roles, roles_from = roles_from_pins(pins, arms), "pins"
+    three = (
+        _three_arm(tables, roles, roles_from, tables.metrics[0], by[0])
+        if roles is not None
+        else None
+    )
+    return Evidence(
+        inputs=tuple(input_name(s) for s in tables.sources),
+        arms=arms,
+        present=tuple(present),
+        baseline_reason="--baseline" if request.baseline is not None else default_why,
+        by=tuple(by),
+        slice_names=tuple(_slice_names(tables, arms, by[0])),
+        slice_sizes={c: _slice_sizes(tables, arms, c) for c in by},
+        trimmed=checked.trimmed,
+        observed=dict(checked.observed),
+        metrics=metrics,
+        pins=pins,
+        imports=tables.reports,
+        three_arm=three,
+        critical_selector=request.critical.describe() if request.critical else "",
+        scale=request.scale,
+    )
+
+
+def _metric(
+    tables: TableSet,
+    arms: tuple[str, ...],
+    metric: str,
+    by: Sequence[str],
+    critical: CriticalSelector | None,
+    list_limit: int | None,
+) -> MetricEvidence:
+    cases = build_case_table(tables, arms, metric)
+    weights = slice_weight_totals(cases, by[0]) if tables.has_weight else None
+    binary = _is_binary(tables, arms, metric)
+    crit = critical_stats(tables, arms, metric, critical, binary) if critical else None
+    slicings = []
+    for column in by:
+        arm_stats = tuple(reduce_arm_slices(cases, column))
+        check_summarizable(arm_stats, arms, metric)
+        single = binary and not any(a.max_scored_per_case > 1 for a in arm_stats)
+        pairs = []
+        for j in range(1, len(arms)):
+            listing = list_cases(cases, column, j, limit=list_limit)
+            moved = [str(r["case_id"]) for r in listing["discordant"]]
+            pairs.append(
+                PairEvidence(
+                    candidate=arms[j],
+                    slices=tuple(reduce_pair_slices(cases, column, j)),
+                    # graded or repeated data: the deltas' distribution (binary: the 2x2)
+                    histograms={} if single else delta_histograms(cases, column, j),
+                    listing=listing,
+                    outputs=case_outputs(tables, (arms[0], arms[j]), moved, max_chars=OUTPUT_CHARS),
+                )
+            )
+        slicings.append(SlicingEvidence(by=column, arm_stats=arm_stats, pairs=tuple(pairs)))
+    return MetricEvidence(
+        metric=metric,
+        binary=binary,
+        slicings=tuple(slicings),
+        sample_weight_totals=weights or None,
+        critical=crit,
+    )
+
+
+def check_summarizable(
+    arm_stats: Sequence[ArmSliceStats], arms: Sequence[str], metric: str
+) -> None:
+    """Refuse data that cannot be summarized, with the reason, before any later query fails."""
+    overall = [a for a in arm_stats if a.slice == ALL]
+    if not any(a.scores.n for a in overall):
+        attempts = sum(a.attempts for a in overall)
+        raise BadValueError(
+            f"no attempt of the compared arms ({', '.join(arms)}) has a "
+            f"{metric!r} value: all {attempts} are unlabeled; score them first "
+            "(evaldelta score), or name another --metric"
+        )
+    for a in overall:
+        if not (math.isfinite(a.scores.total) and math.isfinite(a.scores.sumsq)):
+            raise BadValueError(
+                f"the {metric!r} values of arm {a.arm!r} are too large to summarize: their "
+                "sum of squares overflows a float; rescale the metric"
+            )
+
+
+def _three_arm(
+    tables: TableSet, roles: tuple[str, str, str], roles_from: str, metric: str, by: str
+) -> ThreeArmEvidence:
+    esc = escalation_basis(tables, roles[0])
+    cases = build_three_arm_table(tables, roles, metric, esc)
+    return ThreeArmEvidence(
+        roles=roles,
+        roles_from=roles_from,
+        metric=metric,
+        by=by,
+        escalation=esc,
+        rows=tuple(reduce_three_arms(cases, by)),
+    )
+
+
+def input_name(source: Source) -> str:
+    """How the report names an input: its path, and the run of a run store."""
+    name = display_path(source.path)
+    return f"{name} (run {source.run})" if source.run is not None else name
+
+
+def _arm_order(tables: TableSet) -> tuple[list[str], str]:
+    """Every arm present, the default baseline first, and how that baseline was chosen.
+
+    The first input decides: a run store's first configured arm; the arm named by
+    ``--arm NAME=FILE``; an imported log's first arm; else the arm of a tidy file's first
+    row. The other arms follow by input, then by name.
+    """
+    t = tables.rows
+    rows = t.group_by("arm").aggregate(src=t._src.min()).order_by(["src", "arm"])
+    arms = [str(r["arm"]) for r in rows.to_pyarrow().to_pylist()]
+    first = tables.opened[0]
+    name = input_name(first.source)
+    ordered = [a for a in first.arm_order if a in arms]
+    if first.source.arm is not None:
+        head, why = first.source.arm, f"the first --arm, {name}"
+    elif ordered and first.source.format == "store":
+        head, why = ordered[0], f"the first arm configured in {name}"
+    elif ordered:
+        head, why = ordered[0], f"the first arm of the first input, {name}"
+    else:
+        found = t.filter(t._src == 0).select("arm").limit(1).to_pyarrow().to_pylist()
+        head, why = (
+            (str(found[0]["arm"]) if found else arms[0]),
+            f"the arm of the first row of {name}",
+        )
+    rest = [a for a in ordered if a != head] + [a for a in arms if a != head and a not in ordered]
+    return [head, *rest], why
+
+
+def resolve_arms(
+    present: Sequence[str], baseline: str | None, candidates: Sequence[str] | None
+) -> tuple[str, tuple[str, ...]]:
+    """The baseline and candidates asked for, checked against the arms the data has."""
+    if len(present) < 2:
+        raise UsageError(
+            f"only one arm is present ({', '.join(map(repr, present))}); a comparison needs two "
+            "(give an arm column, or several files as --arm NAME=FILE)"
+        )
+    for name in [baseline, *(candidates or [])]:
+        if name is not None and name not in present:
+            raise UsageError(f"unknown arm {name!r}; the data has: {', '.join(map(repr, present))}")
+    base = baseline if baseline is not None else present[0]
+    cands = tuple(candidates) if candidates else tuple(a for a in present if a != base)
+    if base in cands:
+        raise UsageError(f"arm {base!r} cannot be both the baseline and a candidate")
+    return base, cands
+
+
+def _slice_names(tables: TableSet, arms: tuple[str, ...], column: str) -> list[str]:
+    t = tables.rows.filter(tables.rows.arm.isin(list(arms)))
+    col = t[f"by_{column}"]
+    rows = t.select(s=col).distinct().order_by("s").to_pyarrow().to_pylist()
+    return [str(r["s"]) for r in rows]
+
+
+def _is_binary(tables: TableSet, arms: tuple[str, ...], metric: str) -> bool:
+    t = tables.rows.filter(tables.rows.arm.isin(list(arms)))
+    col = t[f"m_{metric}"]
+    other = (col.notnull() & ~col.isin([0.0, 1.0])).sum()
+    return bool(t.aggregate(k=other).to_pyarrow().to_pylist()[0]["k"] == 0)
+
+
+def _slice_sizes(tables: TableSet, arms: tuple[str, ...], column: str) -> tuple[int, int]:
+    """How many slices the column makes over the compared arms, and how many hold one case."""
+    t = tables.rows.filter(tables.rows.arm.isin(list(arms)))
+    sizes = t.group_by(s=t[f"by_{column}"]).aggregate(n=t.case_id.nunique())
+    row = sizes.aggregate(k=sizes.count(), single=(sizes.n == 1).sum()).to_pyarrow().to_pylist()
+    return int(row[0]["k"] or 0), int(row[0]["single"] or 0)
