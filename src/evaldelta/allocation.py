@@ -10,9 +10,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from scipy.stats import norm
-
 from evaldelta.errors import UsageError
+from evaldelta.stats._distributions import norm_isf  # scipy.stats.norm.isf
 
 __all__ = ["Allocation", "SliceAllocation", "allocate"]
 
@@ -177,7 +176,7 @@ def allocate(
         scores = dict(w)
     quotas = _neyman_quotas(float(remainder), scores, room)
     extra = _round_largest_remainder(quotas, remainder, room)
-    z = float(norm.isf((1.0 - confidence) / 2.0))
+    z = norm_isf((1.0 - confidence) / 2.0)
     rows = []
     for k in names:
         n = first[k] + extra[k]

@@ -15,8 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from scipy import optimize, stats
-
+from evaldelta.stats._distributions import norm_cdf, norm_ppf, norm_sf, t_cdf, t_ppf
 from evaldelta.stats._results import (
     ConfidenceInterval,
     Estimate,
@@ -37,11 +36,7 @@ def _symmetric(
     if not (math.isfinite(estimate) and math.isfinite(se)) or se <= 0.0:
         return ConfidenceInterval(NAN, NAN)
     q = 0.5 + confidence / 2.0
-    crit = (
-        float(stats.t.ppf(q, df))
-        if df is not None and math.isfinite(df)
-        else float(stats.norm.ppf(q))
-    )
+    crit = t_ppf(q, df) if df is not None and math.isfinite(df) else norm_ppf(q)
     return ConfidenceInterval(estimate - crit * se, estimate + crit * se)
 
 
@@ -100,8 +95,8 @@ def _symmetric_pvalue(result: Any, estimate: float, bound: float) -> float | Non
     z = (estimate - bound) / se
     df = getattr(result, "df", None) if not isinstance(result, FixedMix) else None
     if df is not None and math.isfinite(df):
-        return float(stats.t.cdf(z, df))
-    return float(stats.norm.cdf(z))
+        return t_cdf(z, df)
+    return norm_cdf(z)
 
 
 def _score_upper(result: Any, z: float) -> float:
@@ -149,5 +144,7 @@ def fail_pvalue(result: Any, bound: float) -> float:
     if gap(low) >= 0.0:
         return 0.5
     if gap(high) < 0.0:
-        return float(stats.norm.sf(high))
-    return float(stats.norm.sf(optimize.brentq(gap, low, high, xtol=1e-12, rtol=1e-12)))
+        return norm_sf(high)
+    from scipy import optimize  # only here: importing it costs 0.3 s beyond scipy.special
+
+    return norm_sf(optimize.brentq(gap, low, high, xtol=1e-12, rtol=1e-12))

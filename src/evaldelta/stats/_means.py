@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import math
 
-from scipy import stats
-
+from evaldelta.stats._distributions import t_ppf, t_sf
 from evaldelta.stats._results import ConfidenceInterval, Estimate, UnpairedResult
 from evaldelta.stats._validate import (
     check_confidence,
@@ -19,8 +18,11 @@ NAN = float("nan")
 
 
 def t_critical(confidence: float, df: float) -> float:
-    """Two-sided Student t critical value for ``confidence`` on ``df`` degrees of freedom."""
-    return float(stats.t.ppf(0.5 + confidence / 2.0, df))
+    """Two-sided Student t critical value for ``confidence`` on ``df`` degrees of freedom.
+
+    ``scipy.stats.t.ppf(0.5 + confidence / 2, df)``; nan unless ``df > 0``.
+    """
+    return t_ppf(0.5 + confidence / 2.0, df)
 
 
 def mean_t(n: int, mean: float, sd: float, confidence: float = 0.95) -> Estimate:
@@ -95,7 +97,7 @@ def welch(
         return UnpairedResult(d, 0.0, nan_ci, NAN, method, conf)
     df = (v_b + v_c) ** 2 / (v_b * v_b / (n_b - 1) + v_c * v_c / (n_c - 1))
     statistic = d / se
-    pvalue = float(2.0 * stats.t.sf(abs(statistic), df))
+    pvalue = 2.0 * t_sf(abs(statistic), df)
     half = t_critical(conf, df) * se
     return UnpairedResult(
         d, se, ConfidenceInterval(d - half, d + half), pvalue, method, conf, statistic, df

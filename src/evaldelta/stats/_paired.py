@@ -7,8 +7,8 @@ import warnings
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats
 
+from evaldelta.stats._distributions import binomtest_half, t_sf
 from evaldelta.stats._means import t_critical
 from evaldelta.stats._proportions import _wilson, z_critical
 from evaldelta.stats._results import (
@@ -36,7 +36,7 @@ MIN_INFORMATIVE = 10
 def _mcnemar_pvalue(b: int, c: int) -> float:
     if b + c == 0:
         return 1.0
-    return min(1.0, float(stats.binomtest(b, b + c, 0.5).pvalue))
+    return binomtest_half(b, b + c)  # scipy.stats.binomtest(b, b + c, 0.5).pvalue
 
 
 def mcnemar_exact(b: int, c: int) -> TestResult:
@@ -201,7 +201,7 @@ def _paired_t(n: int, mean: float, sd: float, conf: float, informative: int | No
             stacklevel=3,
         )
     statistic = mean / se
-    pvalue = float(2.0 * stats.t.sf(abs(statistic), df))
+    pvalue = 2.0 * t_sf(abs(statistic), df)
     half = t_critical(conf, df) * se
     return PairedResult(
         mean,

@@ -6,8 +6,17 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy import optimize, stats
 
+from evaldelta.stats._distributions import (
+    binom_cdf,
+    binom_pmf,
+    binom_ppf,
+    binom_sf,
+    nct_sf,
+    norm_isf,
+    norm_ppf,
+    t_isf,
+)
 from evaldelta.stats._results import PowerResult
 from evaldelta.stats._validate import (
     check_alternative,
@@ -36,11 +45,11 @@ def _t_power(d: float, nobs: float, df: float, alpha: float, alternative: str) -
     a = alpha / 2.0 if alternative == "two-sided" else alpha
     out = 0.0
     if alternative in ("two-sided", "larger"):
-        out += float(stats.nct.sf(stats.t.isf(a, df), df, nc))
+        out += nct_sf(t_isf(a, df), df, nc)
     if alternative in ("two-sided", "smaller"):
         # P(T_nc < -c) written as P(T_{-nc} > c): scipy's nct.cdf returns nan far in the
         # lower tail of a large positive nc (e.g. nc 11, df 2), where the sf form gives ~0.
-        out += float(stats.nct.sf(stats.t.isf(a, df), df, -nc))
+        out += nct_sf(t_isf(a, df), df, -nc)
     return out
 
 
@@ -65,11 +74,20 @@ def _solve_n(f: Callable[[float], float], target: float) -> float:
                 f"The effect is too small to reach power {target!r} with fewer than "
                 f"{_MAX_N:.0e} cases."
             )
-    return float(optimize.brentq(lambda n: f(n) - target, _MIN_N, hi, xtol=1e-10, rtol=1e-12))
+    return _brentq(lambda n: f(n) - target, _MIN_N, hi, xtol=1e-10, rtol=1e-12)
+
+
+def _brentq(
+    f: Callable[[float], float], lo: float, hi: float, *, xtol: float, rtol: float
+) -> float:
+    """``scipy.optimize.brentq``, imported on first use (0.3 s that compare never needs)."""
+    from scipy import optimize
+
+    return float(optimize.brentq(f, lo, hi, xtol=xtol, rtol=rtol))
 
 
 def _z(alpha: float, alternative: str) -> float:
-    return float(stats.norm.isf(alpha / 2.0 if alternative == "two-sided" else alpha))
+    return norm_isf(alpha / 2.0 if alternative == "two-sided" else alpha)
 
 
 def _check_direction(effect: float, alternative: str) -> None:
@@ -108,7 +126,7 @@ def required_pairs(
     d = eff / s
     n_exact = _solve_n(lambda n: _paired_power(d, n, al, alt), pw)
     n_unpaired = _solve_n(lambda n: _two_sample_power(d, n, al, alt), pw)
-    n_normal = ((_z(al, alt) + float(stats.norm.ppf(pw))) * s / eff) ** 2
+    n_normal = ((_z(al, alt) + norm_ppf(pw)) * s / eff) ** 2
     return PowerResult(
         math.ceil(n_exact),
         n_exact,
@@ -150,8 +168,8 @@ def _critical_counts(
     candidate wins more): ``P(X <= b) <= alpha``; "smaller": ``P(X >= b) <= alpha``.
     """
     tail = alpha / 2.0 if alternative == "two-sided" else alpha
-    k = stats.binom.ppf(tail, d, 0.5)  # smallest k with cdf(k) >= tail
-    k = np.where(stats.binom.cdf(k, d, 0.5) > tail * (1 + 1e-12), k - 1, k)
+    k = binom_ppf(tail, d, 0.5)  # smallest k with cdf(k) >= tail
+    k = np.where(binom_cdf(k, d, 0.5) > tail * (1 + 1e-12), k - 1, k)
     low = k if alternative in ("two-sided", "larger") else np.full_like(k, -1.0)
     high = d - k if alternative in ("two-sided", "smaller") else d + 1.0
     return low, high
@@ -183,10 +201,10 @@ def mcnemar_exact_power(
     d = np.arange(n_pairs + 1, dtype=float)
     low, high = _critical_counts(d, al, alt)
     q = p10 / psi
-    reject = np.where(low < 0, 0.0, stats.binom.cdf(low, d, q)) + np.where(
-        high > d, 0.0, stats.binom.sf(high - 1.0, d, q)
+    reject = np.where(low < 0, 0.0, binom_cdf(low, d, q)) + np.where(
+        high > d, 0.0, binom_sf(high - 1.0, d, q)
     )
-    return float(np.sum(stats.binom.pmf(d, n_pairs, psi) * reject))
+    return float(np.sum(binom_pmf(d, n_pairs, psi) * reject))
 
 
 def _exact_n(p01: float, p10: float, power: float, alpha: float, alt: str, start: int) -> int:
@@ -236,7 +254,7 @@ def required_pairs_mcnemar(
             f"detected); both are {p01!r}."
         )
     _check_direction(delta, alt)
-    connor = _connor_n(delta, p01 + p10, _z(al, alt), float(stats.norm.ppf(pw)))
+    connor = _connor_n(delta, p01 + p10, _z(al, alt), norm_ppf(pw))
     n = _exact_n(p01, p10, pw, al, alt, math.floor(connor))
     return PowerResult(
         n, float(n), connor, None, delta, pw, al, alt, "exact mcnemar (connor 1987 beside)"
@@ -271,7 +289,7 @@ def mde_paired_t(
     hi = 1.0
     while gap(hi) < 0.0:
         hi *= 2.0
-    d = float(optimize.brentq(gap, 1e-12, hi, xtol=1e-14, rtol=1e-12))
+    d = _brentq(gap, 1e-12, hi, xtol=1e-14, rtol=1e-12)
     return sign * d * s
 
 
@@ -304,4 +322,4 @@ def mde_mcnemar(n: int, p_discordant: float, power: float = 0.8, alpha: float = 
         return float("nan")
     if gap(1e-12) >= 0.0:
         return 0.0
-    return float(optimize.brentq(gap, 1e-12, psi, xtol=1e-12, rtol=1e-10))
+    return _brentq(gap, 1e-12, psi, xtol=1e-12, rtol=1e-10)

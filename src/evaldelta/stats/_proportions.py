@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import math
 
-from scipy import stats
-
+from evaldelta.stats._distributions import chi2_ppf, norm_ppf, norm_sf
 from evaldelta.stats._results import ConfidenceInterval, Estimate, UnpairedResult
 from evaldelta.stats._validate import (
     check_confidence,
@@ -18,8 +17,8 @@ NAN = float("nan")
 
 
 def z_critical(confidence: float) -> float:
-    """Two-sided standard normal critical value for ``confidence``."""
-    return float(stats.norm.ppf(0.5 + confidence / 2.0))
+    """Two-sided standard normal critical value for ``confidence`` (``scipy.stats.norm.ppf``)."""
+    return norm_ppf(0.5 + confidence / 2.0)
 
 
 def check_successes(name: str, successes: object, n: int) -> float:
@@ -54,12 +53,12 @@ POISSON_EDGE = 3
 def _rate_limits(successes: float, n: float, z: float) -> tuple[float, float]:
     """Modified Wilson limits (see POISSON_EDGE); fractional counts are allowed."""
     low, high = _wilson(successes, n, z)
-    alpha = 2.0 * float(stats.norm.sf(z))  # the two-sided level's alpha, one-sided (BCD 2001)
+    alpha = 2.0 * norm_sf(z)  # the two-sided level's alpha, one-sided (BCD 2001)
     if 0.0 < successes <= POISSON_EDGE:
-        low = min(low, float(stats.chi2.ppf(alpha, 2.0 * successes)) / (2.0 * n))
+        low = min(low, chi2_ppf(alpha, 2.0 * successes) / (2.0 * n))
     failures = n - successes
     if 0.0 < failures <= POISSON_EDGE:
-        high = max(high, 1.0 - float(stats.chi2.ppf(alpha, 2.0 * failures)) / (2.0 * n))
+        high = max(high, 1.0 - chi2_ppf(alpha, 2.0 * failures) / (2.0 * n))
     return low, high
 
 
@@ -212,7 +211,7 @@ def newcombe_unpaired(
         statistic, pvalue = NAN, NAN
     else:
         statistic = d / se0
-        pvalue = float(2.0 * stats.norm.sf(abs(statistic)))
+        pvalue = 2.0 * norm_sf(abs(statistic))
     return UnpairedResult(
         d, se, ConfidenceInterval(low, high), pvalue, method, conf, statistic=statistic
     )
