@@ -33,6 +33,7 @@ def _loaded(code: str) -> set[str]:
         "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
         "    app(['--help'])",
         "import evaldelta, evaldelta.model, evaldelta.stats, evaldelta.sources",
+        "from evaldelta.stats import MIN_INFORMATIVE, POISSON_EDGE, MIN_CLUSTERS, WALD_MIN_PAIRS",
     ],
 )
 def test_help_and_package_imports_stay_light(code: str) -> None:

@@ -11,7 +11,6 @@ from evaldelta._lazy import lazy_names
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time each loads on first use
     from evaldelta.stats._cluster import (
-        MIN_CLUSTERS,
         clustered_mean,
         clustered_se,
         clustered_se_from_summary,
@@ -20,8 +19,6 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each loads on fir
     from evaldelta.stats._means import mean_t, t_critical, welch
     from evaldelta.stats._multiple import holm
     from evaldelta.stats._paired import (
-        MIN_INFORMATIVE,
-        WALD_MIN_PAIRS,
         mcnemar_exact,
         paired_means,
         paired_means_from_summary,
@@ -35,8 +32,6 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each loads on fir
         required_pairs_mcnemar,
     )
     from evaldelta.stats._proportions import (
-        MIN_MINORITY_CASES,
-        POISSON_EDGE,
         newcombe_unpaired,
         proportion,
         proportion_of_means,
@@ -61,6 +56,13 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each loads on fir
     )
     from evaldelta.stats._settle import pairs_to_clear_paired_binary, pairs_to_clear_t
     from evaldelta.stats._standardize import fixed_mix, simpson_check, standardize
+    from evaldelta.stats._thresholds import (
+        MIN_CLUSTERS,
+        MIN_INFORMATIVE,
+        MIN_MINORITY_CASES,
+        POISSON_EDGE,
+        WALD_MIN_PAIRS,
+    )
 
 _WHERE = {
     "ConfidenceInterval": "evaldelta.stats._results",
@@ -68,10 +70,10 @@ _WHERE = {
     "Estimate": "evaldelta.stats._results",
     "FixedMix": "evaldelta.stats._results",
     "FrozenDict": "evaldelta.stats._results",
-    "MIN_CLUSTERS": "evaldelta.stats._cluster",
-    "MIN_INFORMATIVE": "evaldelta.stats._paired",
-    "MIN_MINORITY_CASES": "evaldelta.stats._proportions",
-    "POISSON_EDGE": "evaldelta.stats._proportions",
+    "MIN_CLUSTERS": "evaldelta.stats._thresholds",
+    "MIN_INFORMATIVE": "evaldelta.stats._thresholds",
+    "MIN_MINORITY_CASES": "evaldelta.stats._thresholds",
+    "POISSON_EDGE": "evaldelta.stats._thresholds",
     "PairedResult": "evaldelta.stats._results",
     "PowerResult": "evaldelta.stats._results",
     "ReliabilityWarning": "evaldelta.stats._results",
@@ -81,7 +83,7 @@ _WHERE = {
     "StatisticsWarning": "evaldelta.stats._results",
     "TestResult": "evaldelta.stats._results",
     "UnpairedResult": "evaldelta.stats._results",
-    "WALD_MIN_PAIRS": "evaldelta.stats._paired",
+    "WALD_MIN_PAIRS": "evaldelta.stats._thresholds",
     "clustered_mean": "evaldelta.stats._cluster",
     "clustered_se": "evaldelta.stats._cluster",
     "clustered_se_from_summary": "evaldelta.stats._cluster",

@@ -27,12 +27,11 @@ import numpy as np
 
 from evaldelta.stats._means import t_critical
 from evaldelta.stats._results import ConfidenceInterval, Estimate, ReliabilityWarning
+from evaldelta.stats._thresholds import MIN_CLUSTERS, UNEQUAL_CV
 from evaldelta.stats._validate import check_confidence, check_count, check_real, warn_degenerate
 
 NAN = float("nan")
-MIN_CLUSTERS = 20  # below this, the warning of Cameron, Gelbach and Miller (2008)
 METHOD = "cr2 clustered t (Bell-McCaffrey df)"
-UNEQUAL_CV = 1.0  # coefficient of variation of cluster sizes above which sizes are "very unequal"
 
 
 def _cr1(sq_cluster_resid: float, n: int, clusters: int) -> float:

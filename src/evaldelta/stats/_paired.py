@@ -17,6 +17,7 @@ from evaldelta.stats._results import (
     ReliabilityWarning,
     TestResult,
 )
+from evaldelta.stats._thresholds import MIN_INFORMATIVE, WALD_MIN_PAIRS
 from evaldelta.stats._validate import (
     check_confidence,
     check_count,
@@ -27,10 +28,6 @@ from evaldelta.stats._validate import (
 
 NAN = float("nan")
 _INTERVALS = ("newcombe", "wald")
-WALD_MIN_PAIRS = 100  # below this the Wald paired interval under-covers (docs/calibration.md)
-# fewer informative pairs (non-zero deltas) than this: a paired t interval rests on too little
-# to be trusted (docs/calibration.md, zero-inflated deltas); the gate is inconclusive there
-MIN_INFORMATIVE = 10
 
 
 def _mcnemar_pvalue(b: int, c: int) -> float:

@@ -6,6 +6,7 @@ import math
 
 from evaldelta.stats._distributions import chi2_ppf, norm_ppf, norm_sf
 from evaldelta.stats._results import ConfidenceInterval, Estimate, UnpairedResult
+from evaldelta.stats._thresholds import MIN_MINORITY_CASES, POISSON_EDGE
 from evaldelta.stats._validate import (
     check_confidence,
     check_count,
@@ -39,15 +40,6 @@ def _wilson(successes: float, n: float, z: float) -> tuple[float, float]:
     low = 0.0 if successes <= 0 else max(0.0, center - half)
     high = 1.0 if successes >= n else min(1.0, center + half)
     return low, high
-
-
-# Brown, Cai and DasGupta (2001), section 4.1.1: with x* or fewer successes (failures) the
-# Wilson lower (upper) limit is widened to the one-sided Poisson limit. The paper uses x* = 2
-# for n <= 50 and 3 up to n = 100; x* = 3 for every n keeps the exact coverage at or above
-# 0.933 on bench/calibrate.py's grid (n 10 to 10,000, rates 0.01 to 0.99), where plain Wilson
-# falls to 0.904 (n = 10, rate 0.01 or 0.99).
-MIN_MINORITY_CASES = 5  # fewer cases with the rarer outcome: repeats' design effect unknown
-POISSON_EDGE = 3
 
 
 def _rate_limits(successes: float, n: float, z: float) -> tuple[float, float]:
