@@ -145,24 +145,24 @@ def _binom_args(k: Any, n: Any, p: Any) -> tuple[Array, Array, Array, Array]:
     return k_, n_, p_, ok
 
 
-def binom_cdf(k: Any, n: Any, p: Any) -> Array:
-    """``scipy.stats.binom.cdf(k, n, p)``: Boost's binomial cdf at ``floor(k)`` on ``[0, n)``."""
+def _binom_tail(tail: Any, k: Any, n: Any, p: Any, below: float) -> Array:
+    """``tail`` (Boost cdf or sf) at ``floor(k)`` in ``[0, n)``; ``below`` under 0, else 1 - it."""
     k_, n_, p_, ok = _binom_args(k, n, p)
-    out = np.where(k_ >= n_, 1.0, 0.0)
+    out = np.where(k_ < 0, below, 1.0 - below)
     inside = ok & (k_ >= 0) & (k_ < n_) & np.isfinite(k_)
-    out[inside] = np.clip(_binom_cdf(np.floor(k_[inside]), n_[inside], p_[inside]), 0.0, 1.0)
+    out[inside] = np.clip(tail(np.floor(k_[inside]), n_[inside], p_[inside]), 0.0, 1.0)
     out[~ok | np.isnan(k_)] = NAN
     return out
+
+
+def binom_cdf(k: Any, n: Any, p: Any) -> Array:
+    """``scipy.stats.binom.cdf(k, n, p)``: Boost's binomial cdf; 0 below 0, 1 from n on."""
+    return _binom_tail(_binom_cdf, k, n, p, below=0.0)
 
 
 def binom_sf(k: Any, n: Any, p: Any) -> Array:
-    """``scipy.stats.binom.sf(k, n, p)``: Boost's binomial sf at ``floor(k)``; 1 below 0."""
-    k_, n_, p_, ok = _binom_args(k, n, p)
-    out = np.where(ok & (k_ < 0), 1.0, 0.0)
-    inside = ok & (k_ >= 0) & (k_ < n_) & np.isfinite(k_)
-    out[inside] = np.clip(_binom_sf(np.floor(k_[inside]), n_[inside], p_[inside]), 0.0, 1.0)
-    out[~ok | np.isnan(k_)] = NAN
-    return out
+    """``scipy.stats.binom.sf(k, n, p)``: Boost's binomial sf; 1 below 0, 0 from n on."""
+    return _binom_tail(_binom_sf, k, n, p, below=1.0)
 
 
 def binom_pmf(k: Any, n: Any, p: Any) -> Array:
