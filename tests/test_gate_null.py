@@ -18,9 +18,9 @@ import pytest
 from scipy.stats import binom
 
 from evaldelta import stats
-from evaldelta.gate import FAIL, evaluate
+from evaldelta.gating import FAIL, evaluate
+from evaldelta.gating.policy import parse_policy
 from evaldelta.model import Comparison
-from evaldelta.policy import parse_policy
 from evaldelta.synthetic import from_deltas
 
 ALPHA = 0.05

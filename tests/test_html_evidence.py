@@ -14,9 +14,9 @@ from scipy.stats import t as t_dist
 
 from evaldelta import stats
 from evaldelta.comparison import compare
-from evaldelta.gate import evaluate
+from evaldelta.gating import evaluate
+from evaldelta.gating.policy import parse_policy
 from evaldelta.model import DeltaHistogram
-from evaldelta.policy import parse_policy
 from evaldelta.report._plan_rows import plan_rows
 from evaldelta.report.html import render_html
 

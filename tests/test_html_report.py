@@ -64,8 +64,8 @@ def test_forest_plot_has_one_mark_per_slice(seed004):
 
 
 def test_verdict_section_names_the_deciding_rules(seed004):
-    from evaldelta.gate import evaluate
-    from evaldelta.policy import parse_policy
+    from evaldelta.gating import evaluate
+    from evaldelta.gating.policy import parse_policy
 
     verdict = evaluate(
         parse_policy("[defaults]\nmax_regression = 0.15\n", "p"), seed004, candidates=("cascade",)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evaldelta.comparison import compare
-from evaldelta.pin_check import undeclared_differences
+from evaldelta.comparison.pins import undeclared_differences
 from evaldelta.report import render_text
 from evaldelta.sources import Source
 from evaldelta.store import resolve_run
@@ -89,7 +89,7 @@ def test_the_library_refuses_as_the_cli_does(tmp_path: Path, write):
     import pytest
 
     from evaldelta.errors import GateRefusedError
-    from evaldelta.gated import compare_with_policy
+    from evaldelta.gating import compare_with_policy
 
     policy = write("gate.toml", POLICY)
     with pytest.raises(GateRefusedError, match=r"'params\.top_p'"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evaldelta.errors import InputError, PolicyError
-from evaldelta.policy import SliceRules, load_policy, locate_keys, parse_policy
+from evaldelta.gating.policy import SliceRules, load_policy, locate_keys, parse_policy
 
 from .conftest import ROOT, one_line_error
 

@@ -44,7 +44,7 @@ from evaldelta.commands._shared import (
 from evaldelta.errors import EvaldeltaError, UsageError
 
 if TYPE_CHECKING:
-    from evaldelta.gate import Verdict
+    from evaldelta.gating.verdict import Verdict
     from evaldelta.model import Comparison
 
 __all__ = ["app", "main"]
@@ -211,7 +211,7 @@ def _compare_and_gate(
     png: Path | None = None,
 ) -> None:
     """``compare --policy``: the comparison, then the verdict; exit with the verdict's code."""
-    from evaldelta.gated import compare_with_policy
+    from evaldelta.gating import compare_with_policy
     from evaldelta.report import render_markdown, render_text
     from evaldelta.report.verdict import (
         render_verdict_json,

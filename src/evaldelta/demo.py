@@ -18,9 +18,9 @@ from typing import Any
 from evaldelta import stats
 from evaldelta.audit import AuditResult
 from evaldelta.comparison import compare
-from evaldelta.gate import FAIL, INCONCLUSIVE, PASS, RuleResult, Verdict, aggregate_only, evaluate
+from evaldelta.gating import FAIL, INCONCLUSIVE, PASS, RuleResult, Verdict, aggregate_only, evaluate
+from evaldelta.gating.policy import parse_policy
 from evaldelta.model import Comparison
-from evaldelta.policy import parse_policy
 from evaldelta.report import render_json, render_text
 from evaldelta.report._format import fmt
 from evaldelta.report.verdict import render_verdict_text, rule_numbers

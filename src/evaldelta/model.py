@@ -361,7 +361,7 @@ class Comparison:
     to its recorded configuration (flat ``dotted.key -> value``), filled when a source is a
     run store (``evaldelta run``); empty otherwise. ``pin_differences`` are the pins that
     differ between the compared arms beyond the declared arm difference (model, template,
-    provider, routing: :mod:`evaldelta.pin_check`), which compare reports loudly.
+    provider, routing: :mod:`evaldelta.comparison.pins`), which compare reports loudly.
     ``baseline_reason`` says how the baseline was chosen (``--baseline``, or the first
     input's first arm: :func:`evaldelta.engine.evidence._arm_order`). ``imports`` say, for each
     source read by an importer (an Inspect AI log, ...), what

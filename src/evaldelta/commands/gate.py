@@ -37,7 +37,7 @@ from evaldelta.commands._shared import (
     read_options,
     write_output,
 )
-from evaldelta.gated import compare_with_policy
+from evaldelta.gating import compare_with_policy
 
 __all__ = ["GateFormat", "compare_with_policy", "register"]
 

@@ -14,9 +14,9 @@ from evaldelta import __version__
 from evaldelta.comparison._notes import Notes
 from evaldelta.comparison._slicing import SlicingBuilder
 from evaldelta.comparison._three_arm import three_arm_summary
+from evaldelta.comparison.pins import undeclared_differences
 from evaldelta.engine.evidence import Evidence, MetricEvidence
 from evaldelta.model import SCHEMA_VERSION, Comparison, MetricResult
-from evaldelta.pin_check import undeclared_differences
 
 __all__ = ["MANY_SLICES", "Options", "build"]
 

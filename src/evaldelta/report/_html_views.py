@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from evaldelta.gate import Verdict
+from evaldelta.gating import Verdict
 from evaldelta.model import (
     ALL_CASES,
     ArmSlice,

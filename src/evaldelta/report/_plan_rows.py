@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from evaldelta import stats
-from evaldelta.gate import Verdict
+from evaldelta.gating import Verdict
 from evaldelta.model import SliceDelta
 from evaldelta.report._format import fmt_delta
 

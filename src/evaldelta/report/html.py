@@ -1,7 +1,7 @@
 """The self-contained HTML report: one file, no request leaves the page.
 
 Built from a :class:`~evaldelta.model.Comparison` (and a gate
-:class:`~evaldelta.gate.Verdict` when a policy ran):
+:class:`~evaldelta.gating.Verdict` when a policy ran):
 
 - view models (``_html_views.py``) format every number; model and case text stays raw;
 - matplotlib draws the forest, rates and delta-histogram plots as SVG (``plots.py``),
@@ -27,7 +27,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
-from evaldelta.gate import Verdict
+from evaldelta.gating import Verdict
 from evaldelta.model import Comparison
 from evaldelta.report import plots
 from evaldelta.report._format import fmt_pct

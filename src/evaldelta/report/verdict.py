@@ -1,4 +1,4 @@
-"""Render a gate :class:`~evaldelta.gate.Verdict` as text, Markdown (a PR comment) or JSON.
+"""Render a gate :class:`~evaldelta.gating.Verdict` as text, Markdown (a PR comment) or JSON.
 
 Every rule is listed with its outcome and the numbers behind it, failures first. Deltas of
 pass/fail metrics are in percentage points; rates and means with three decimals. Markdown
@@ -13,7 +13,7 @@ import json as _json
 from collections.abc import Callable
 from typing import Any
 
-from evaldelta.gate import FAIL, INCONCLUSIVE, PASS, RuleResult, Verdict
+from evaldelta.gating import FAIL, INCONCLUSIVE, PASS, RuleResult, Verdict
 from evaldelta.model import Comparison, to_jsonable
 from evaldelta.report._escape import md_code, md_text, term_text
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_pct

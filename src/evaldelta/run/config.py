@@ -18,7 +18,7 @@ from typing import Any
 
 from evaldelta.checks._score import CheckSet, load_checks
 from evaldelta.errors import ConfigError, Location, UsageError
-from evaldelta.policy import locate_keys
+from evaldelta.gating.policy import locate_keys
 from evaldelta.provider import GenerationParams
 from evaldelta.run.checking import ChecksVerifier, Verifier
 from evaldelta.run.providers.registry import KINDS

@@ -1,10 +1,13 @@
-"""Compare under a gate policy and judge the result: what ``evaldelta gate`` does, as a library.
+"""The gate: a policy file applied to a comparison gives a verdict CI can trust.
 
-``compare_with_policy(sources, "gate.toml")`` reads the policy, compares with its metric and
-critical cases, refuses (:class:`~evaldelta.errors.GateRefusedError`) when the arms differ in
-a pin beyond the declared arm difference and the policy does not allow it, and returns the
-comparison with its :class:`~evaldelta.gate.Verdict`. A library user gets the same refusal
-as the command line.
+:mod:`evaldelta.gating.policy` parses the policy, :mod:`evaldelta.gating.verdict` applies it
+(pure) and :mod:`evaldelta.gating._rules` holds the rules of one pair. Here,
+``compare_with_policy(sources, "gate.toml")`` (also ``evaldelta.gate``) reads the policy,
+compares with its metric and critical cases, refuses
+(:class:`~evaldelta.errors.GateRefusedError`) when the arms differ in a pin beyond the
+declared arm difference and the policy does not allow it, and returns the comparison with
+its :class:`~evaldelta.gating.verdict.Verdict`. A library user gets the same refusal as the
+command line.
 """
 
 from __future__ import annotations
@@ -14,12 +17,37 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evaldelta._progress import working
+from evaldelta.gating.policy import Policy, load_policy, parse_policy
+from evaldelta.gating.verdict import (
+    EXIT_CODES,
+    FAIL,
+    INCONCLUSIVE,
+    PASS,
+    RuleResult,
+    Verdict,
+    aggregate_only,
+    evaluate,
+    judge,
+)
 
 if TYPE_CHECKING:
-    from evaldelta.gate import Verdict
     from evaldelta.model import Comparison
 
-__all__ = ["compare_with_policy"]
+__all__ = [
+    "EXIT_CODES",
+    "FAIL",
+    "INCONCLUSIVE",
+    "PASS",
+    "Policy",
+    "RuleResult",
+    "Verdict",
+    "aggregate_only",
+    "compare_with_policy",
+    "evaluate",
+    "judge",
+    "load_policy",
+    "parse_policy",
+]
 
 
 def compare_with_policy(
@@ -33,12 +61,11 @@ def compare_with_policy(
 
     ``metrics`` defaults to the policy's metric (else the sources' default: ``score`` for
     tidy files); the policy's metric is added when missing. Returns the comparison and the
-    :class:`~evaldelta.gate.Verdict`.
+    :class:`~evaldelta.gating.verdict.Verdict`.
     """
     from evaldelta.comparison import compare
     from evaldelta.errors import MissingColumnError, PolicyError
-    from evaldelta.gate import evaluate
-    from evaldelta.policy import critical_selector, load_policy
+    from evaldelta.gating.policy import critical_selector
 
     policy = load_policy(policy_path)
     wanted: list[str] | None = list(metrics) if metrics else None
