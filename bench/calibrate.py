@@ -47,9 +47,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from evaldelta import stats  # noqa: E402
-from evaldelta.gate import FAIL, evaluate  # noqa: E402
+from evaldelta.gating import FAIL, evaluate  # noqa: E402
+from evaldelta.gating.policy import parse_policy  # noqa: E402
 from evaldelta.model import Comparison  # noqa: E402
-from evaldelta.policy import parse_policy  # noqa: E402
 from evaldelta.stats._cluster import UNEQUAL_CV  # noqa: E402
 from evaldelta.synthetic import from_deltas  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""evaldelta.plan: the issue's numbers, the 40-ticket pilot, allocation, undefined cases."""
+"""evaldelta.planning.plan: the issue's numbers, the 40-ticket pilot, allocation, n/a cases."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from statsmodels.stats.power import TTestIndPower, TTestPower
 
 from evaldelta.demo import data_path
 from evaldelta.errors import UsageError
-from evaldelta.plan import allocate, plan_from_pilot, plan_from_summary
+from evaldelta.planning.plan import allocate, plan_from_pilot, plan_from_summary
 from evaldelta.stats import mcnemar_exact_power
 
 
@@ -98,7 +98,7 @@ def test_binary_n_is_the_exact_test_s_with_connor_beside() -> None:
 
 
 def test_one_sided_binary_mde_uses_alpha_not_half() -> None:
-    from evaldelta.plan import _mde_connor
+    from evaldelta.planning.plan import _mde_connor
 
     two = _mde_connor(400, 0.3, 0.8, 0.05, "two-sided")
     larger = _mde_connor(400, 0.3, 0.8, 0.05, "larger")

@@ -183,7 +183,7 @@ def test_a_safe_slice_name_round_trips_in_a_table_cell(tmp_path: Path) -> None:
 
 
 def test_plan_reports_escape_the_pilot_names(hostile: Comparison) -> None:
-    from evaldelta.plan import plan_from_comparison
+    from evaldelta.planning.plan import plan_from_comparison
     from evaldelta.report.plan import render_plan_markdown, render_plan_text
 
     plan = plan_from_comparison(hostile, effect=0.1)

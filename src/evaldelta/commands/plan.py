@@ -113,7 +113,7 @@ def plan_cmd(
 ) -> None:
     """Sample sizes and minimum detectable effects per slice; allocate a budget of cases."""
     from evaldelta.engine._mix import read_mix
-    from evaldelta.plan import plan_from_pilot, plan_from_summary
+    from evaldelta.planning.plan import plan_from_pilot, plan_from_summary
     from evaldelta.report.plan import render_plan_json, render_plan_markdown, render_plan_text
 
     sources = sources_from(pilot, arm)
@@ -202,8 +202,8 @@ def sample_cmd(
     ),
 ) -> None:
     """Draw a stratified, seeded sample of a traffic log with sampling weights and a mix file."""
+    from evaldelta.planning.sample import parse_band, sample
     from evaldelta.report.plan import render_sample_json, render_sample_text
-    from evaldelta.sample import parse_band, sample
 
     with working("evaldelta: sampling the traffic log in DuckDB..."):
         result = sample(

@@ -10,10 +10,10 @@ import json
 import math
 
 from evaldelta.model import to_jsonable
-from evaldelta.plan import Allocation, PairPlan, Plan, SlicePlan
+from evaldelta.planning.plan import Allocation, PairPlan, Plan, SlicePlan
+from evaldelta.planning.sample import SampleResult
 from evaldelta.report._escape import md_code, md_text, term_text
 from evaldelta.report._format import fmt, fmt_pct
-from evaldelta.sample import SampleResult
 
 __all__ = [
     "render_plan_json",
