@@ -23,6 +23,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 BASELINE, CANDIDATE = "base", "cand"
@@ -37,29 +38,63 @@ GENERATOR_VERSION = 1  # bump when the generated data changes, so --keep cannot 
 # Runs one command as its own child and reports that child's wall time and peak RSS.
 # RUSAGE_CHILDREN in this fresh wrapper covers only the one measured command (and anything
 # it spawned), so every measurement is isolated from the others and from the parent.
+# BENCH_TIMEOUT_S (if set) kills the command after that many seconds: rc is then null.
 WRAPPER = r"""
-import json, resource, subprocess, sys, time
+import json, os, resource, subprocess, sys, time
+timeout = float(os.environ.get("BENCH_TIMEOUT_S") or 0) or None
 t0 = time.perf_counter()
-rc = subprocess.run(sys.argv[1:], stdout=sys.stderr).returncode
+try:
+    rc = subprocess.run(sys.argv[1:], stdout=sys.stderr, timeout=timeout).returncode
+except subprocess.TimeoutExpired:  # run() has killed and reaped the child
+    rc = None
 wall = time.perf_counter() - t0
 ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(json.dumps({"rc": rc, "wall_s": wall, "maxrss_kib": ru.ru_maxrss,
-                  "cpu_s": ru.ru_utime + ru.ru_stime}))
+print(json.dumps({"rc": rc, "timed_out": rc is None, "wall_s": wall,
+                  "maxrss_kib": ru.ru_maxrss, "cpu_s": ru.ru_utime + ru.ru_stime}))
 """
 
 
 # -- data ----------------------------------------------------------------------------------
 def _uniform(salt: str, seed: int) -> str:
-    """A deterministic U[0, 1) draw per case, from a hash of the row index, seed and salt."""
-    return f"((hash(i, {seed}, '{salt}') % 1000000)::DOUBLE / 1e6)"
+    """A deterministic U[0, 1) draw per row, from a hash of the row index, seed and salt.
+
+    ``salt`` is a SQL string expression (``"'base'"``, or one that appends the repeat).
+    """
+    return f"((hash(i, {seed}, {salt}) % 1000000)::DOUBLE / 1e6)"
 
 
-def generate(path: Path, n_cases: int, n_slices: int, seed: int) -> None:
+def data_path(
+    out: Path, n_cases: int, n_slices: int, seed: int, arms: int = 2, repeats: int = 1
+) -> Path:
+    """Where `generate` writes a file of these parameters (the 2-arm name is the historic one)."""
+    shape = "" if (arms, repeats) == (2, 1) else f"_a{arms}_r{repeats}"
+    return out / f"evals_v{GENERATOR_VERSION}_n{n_cases}_k{n_slices}{shape}_seed{seed}.parquet"
+
+
+def generate(
+    path: Path,
+    n_cases: int,
+    n_slices: int,
+    seed: int,
+    *,
+    arms: tuple[str, ...] = (BASELINE, CANDIDATE),
+    repeats: int = 1,
+) -> None:
+    """Write ``n_cases x len(arms) x repeats`` rows with one DuckDB ``COPY``.
+
+    The first arm is the baseline; every other arm flips the baseline's score on
+    `FLIP_RATE` of the cases (its own draw per arm). With repeats, each repeat draws the
+    baseline score afresh. The 2-arm, 1-repeat file is the same as generator version 1's:
+    the salts of arm 1 and repeat 0 are the original ``'flip'`` and ``'base'``.
+    """
     import duckdb
 
     tmp = path.with_suffix(".tmp.parquet")  # renamed when complete: no half-written file
     id_width = max(7, len(str(n_cases - 1)))
     slice_width = max(2, len(str(n_slices - 1)))
+    arm_rows = ", ".join(f"('{arm}', {j})" for j, arm in enumerate(arms))
+    base_salt = "'base' || if(rep = 0, '', rep::VARCHAR)"
+    flip_salt = "'flip' || if(j = 1, '', j::VARCHAR)"
     sql = f"""
     COPY (
         WITH cases AS (
@@ -68,23 +103,26 @@ def generate(path: Path, n_cases: int, n_slices: int, seed: int) -> None:
                 'c' || lpad(i::VARCHAR, {id_width}, '0') AS case_id,
                 's' || lpad((hash(i, {seed}, 'slice') % {n_slices})::VARCHAR,
                             {slice_width}, '0') AS slice,
-                CASE WHEN {_uniform("base", seed)} < {BASE_PASS_RATE} THEN 1 ELSE 0 END
-                    AS base_score,
-                {_uniform("flip", seed)} < {FLIP_RATE} AS flip,
-                {_uniform("cost", seed)} AS u_cost
+                {_uniform("'cost'", seed)} AS u_cost
             FROM range({n_cases}) t(i)
+        ), draws AS (
+            SELECT
+                cases.*, a.arm, a.j, r.rep,
+                CASE WHEN {_uniform(base_salt, seed)} < {BASE_PASS_RATE} THEN 1 ELSE 0 END
+                    AS base_score,
+                a.j > 0 AND {_uniform(flip_salt, seed)} < {FLIP_RATE} AS flip
+            FROM cases, (VALUES {arm_rows}) a(arm, j), range({repeats}) r(rep)
         )
         SELECT
             case_id,
-            a.arm,
+            arm,
             slice,
-            0 AS repeat,
-            CASE WHEN a.arm = '{CANDIDATE}' AND flip THEN 1 - base_score ELSE base_score END
-                AS score,
-            round(CASE WHEN a.arm = '{BASELINE}' THEN 0.0020 + 0.0010 * u_cost
+            rep::INTEGER AS repeat,
+            CASE WHEN flip THEN 1 - base_score ELSE base_score END AS score,
+            round(CASE WHEN j = 0 THEN 0.0020 + 0.0010 * u_cost
                        ELSE 0.0015 + 0.0010 * u_cost END, 6) AS cost_usd
-        FROM cases, (VALUES ('{BASELINE}', 0), ('{CANDIDATE}', 1)) a(arm, j)
-        ORDER BY i, a.j
+        FROM draws
+        ORDER BY i, j, rep
     ) TO '{tmp}' (FORMAT parquet, COMPRESSION zstd)
     """
     con = duckdb.connect()
@@ -93,6 +131,17 @@ def generate(path: Path, n_cases: int, n_slices: int, seed: int) -> None:
     finally:
         con.close()
     tmp.replace(path)
+
+
+def prepare(path: Path, keep: bool, make: Callable[[], None]) -> None:
+    """Reuse ``path`` under ``--keep`` when it exists, else run ``make`` and say how long."""
+    if keep and path.exists():
+        print(f"data: reusing {path} ({path.stat().st_size / 1e6:.1f} MB)")
+        return
+    t0 = time.perf_counter()
+    make()
+    gen_s = time.perf_counter() - t0
+    print(f"data: generated {path} in {gen_s:.1f} s ({path.stat().st_size / 1e6:.1f} MB)")
 
 
 # -- the pandas baseline (run as a subprocess: bench_compare.py --pandas-worker ...) -------
@@ -131,14 +180,23 @@ def pandas_worker(data: Path, out: Path) -> None:
 
 
 # -- measuring -----------------------------------------------------------------------------
-def measure(cmd: list[str], env: dict[str, str] | None = None) -> dict[str, float]:
+def measure(
+    cmd: list[str], env: dict[str, str] | None = None, timeout: float | None = None
+) -> dict[str, float]:
+    """Wall time, CPU and peak RSS of ``cmd`` in a fresh wrapper; exit if it fails.
+
+    With ``timeout`` the command is killed after that many seconds and the result has
+    ``timed_out`` true (its wall time is then the timeout) instead of exiting.
+    """
+    env = dict(os.environ if env is None else env)
+    env["BENCH_TIMEOUT_S"] = str(timeout or "")
     proc = subprocess.run(
         [sys.executable, "-c", WRAPPER, *cmd], capture_output=True, text=True, env=env
     )
     if proc.returncode != 0 or not proc.stdout.strip():
         sys.exit(f"wrapper failed ({proc.returncode}):\n{proc.stderr}")
     stats = json.loads(proc.stdout.strip().splitlines()[-1])
-    if stats["rc"] != 0:
+    if not stats["timed_out"] and stats["rc"] != 0:
         sys.exit(f"command failed with exit code {stats['rc']}: {' '.join(cmd)}\n{proc.stderr}")
     stats["rss_mb"] = stats["maxrss_kib"] * 1024 / 1e6
     return stats
@@ -191,6 +249,25 @@ def check_agreement(ed_json: Path, pd_json: Path) -> tuple[float, float, int]:
     return ed_est, pd_est, len(ref["slices"])
 
 
+def compare_command(data: Path, result: Path) -> list[str]:
+    """The measured `evaldelta compare` command: ``data`` to JSON at ``result``."""
+    return [
+        *[sys.executable, "-m", "evaldelta.cli", "compare", str(data)],
+        *["--baseline", BASELINE, "--format", "json", "-o", str(result)],
+    ]
+
+
+def pandas_command(data: Path, result: Path) -> list[str]:
+    """The measured pandas baseline (`pandas_worker` in a fresh process)."""
+    return [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--pandas-worker",
+        str(data),
+        str(result),
+    ]
+
+
 # -- main ----------------------------------------------------------------------------------
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -211,7 +288,7 @@ def main() -> None:
         parser.error("--cases and --slices must be positive")
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
-    data = out / f"evals_v{GENERATOR_VERSION}_n{n}_k{args.slices}_seed{args.seed}.parquet"
+    data = data_path(out, n, args.slices, args.seed)
     limit = os.environ.get("EVALDELTA_MEMORY_LIMIT", "1GB (default)")
     print(
         f"evaldelta compare benchmark: N={n:,} cases x 2 arms = {2 * n:,} rows, "
@@ -222,22 +299,11 @@ def main() -> None:
         f"{platform.python_version()}; EVALDELTA_MEMORY_LIMIT={limit}"
     )
 
-    if args.keep and data.exists():
-        print(f"data: reusing {data} ({data.stat().st_size / 1e6:.1f} MB)")
-    else:
-        t0 = time.perf_counter()
-        generate(data, n, args.slices, args.seed)
-        gen_s = time.perf_counter() - t0
-        print(f"data: generated {data} in {gen_s:.1f} s ({data.stat().st_size / 1e6:.1f} MB)")
+    prepare(data, args.keep, lambda: generate(data, n, args.slices, args.seed))
 
     ed_json, pd_json = out / "result.json", out / "pandas_result.json"
-    ed_cmd = [
-        *[sys.executable, "-m", "evaldelta.cli", "compare", str(data)],
-        *["--baseline", BASELINE, "--candidate", CANDIDATE, "--format", "json"],
-        *["-o", str(ed_json)],
-    ]
-    pd_cmd = [sys.executable, str(Path(__file__).resolve()), "--pandas-worker", str(data)]
-    pd_cmd.append(str(pd_json))
+    ed_cmd = compare_command(data, ed_json)
+    pd_cmd = pandas_command(data, pd_json)
     runs: dict[str, list[dict[str, float]]] = {"evaldelta": [], "pandas": []}
     for rep in range(args.repeats):  # interleaved, so a noisy spell hits both tools
         for tool, cmd in (("evaldelta", ed_cmd), ("pandas", pd_cmd)):

@@ -73,6 +73,15 @@ def measure(command: list[str]) -> tuple[float, float, int]:
     return float(out[0]), float(out[1]) / 1024, int(out[2])
 
 
+def sample_command(log: Path, sample: Path) -> list[str]:
+    """The measured `evaldelta sample` command on ``log``, writing ``sample``."""
+    return [
+        sys.executable, "-m", "evaldelta.cli", "sample", str(log), "--by", "task",
+        "--floor", "300", "--total", "5000", "--seed", "1", "--id", "request_id",
+        "--band", "input_tokens=0,500,2000,8000", "--since", "2026-11-02", "-o", str(sample),
+    ]  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=10_000_000)
@@ -84,11 +93,7 @@ def main() -> None:
     if not (args.keep and log.exists()):
         generate(log, args.rows)
     sample = OUT / "sample.parquet"
-    evaldelta = [
-        sys.executable, "-m", "evaldelta.cli", "sample", str(log), "--by", "task",
-        "--floor", "300", "--total", "5000", "--seed", "1", "--id", "request_id",
-        "--band", "input_tokens=0,500,2000,8000", "--since", "2026-11-02", "-o", str(sample),
-    ]  # fmt: skip
+    evaldelta = sample_command(log, sample)
     scan = [sys.executable, "-c", SCAN, str(log)]
     results: dict[str, list[tuple[float, float]]] = {"evaldelta sample": [], "duckdb scan": []}
     for _ in range(args.repeats):
