@@ -25,6 +25,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 BASELINE, CANDIDATE = "base", "cand"
 BASE_PASS_RATE = 0.70
@@ -181,12 +182,16 @@ def pandas_worker(data: Path, out: Path) -> None:
 
 # -- measuring -----------------------------------------------------------------------------
 def measure(
-    cmd: list[str], env: dict[str, str] | None = None, timeout: float | None = None
-) -> dict[str, float]:
+    cmd: list[str],
+    env: dict[str, str] | None = None,
+    timeout: float | None = None,
+    check: bool = True,
+) -> dict[str, Any]:
     """Wall time, CPU and peak RSS of ``cmd`` in a fresh wrapper; exit if it fails.
 
     With ``timeout`` the command is killed after that many seconds and the result has
-    ``timed_out`` true (its wall time is then the timeout) instead of exiting.
+    ``timed_out`` true (its wall time is then the timeout) instead of exiting. With
+    ``check=False`` a failing command is returned too (``rc``, and ``stderr``'s tail).
     """
     env = dict(os.environ if env is None else env)
     env["BENCH_TIMEOUT_S"] = str(timeout or "")
@@ -197,7 +202,9 @@ def measure(
         sys.exit(f"wrapper failed ({proc.returncode}):\n{proc.stderr}")
     stats = json.loads(proc.stdout.strip().splitlines()[-1])
     if not stats["timed_out"] and stats["rc"] != 0:
-        sys.exit(f"command failed with exit code {stats['rc']}: {' '.join(cmd)}\n{proc.stderr}")
+        if check:
+            sys.exit(f"command failed with exit code {stats['rc']}: {' '.join(cmd)}\n{proc.stderr}")
+        stats["stderr"] = proc.stderr[-2000:]
     stats["rss_mb"] = stats["maxrss_kib"] * 1024 / 1e6
     return stats
 

@@ -29,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from importlib.util import find_spec
@@ -96,7 +97,17 @@ class Figure:
 
     @property
     def done(self) -> bool:
-        return bool(self.runs) and not any(r["timed_out"] for r in self.runs)
+        return bool(self.runs) and all(r["rc"] == 0 for r in self.runs)
+
+    @property
+    def status(self) -> str:
+        """Why there are no figures: not run, timed out or failed ("" when done)."""
+        for r in self.runs:
+            if r["timed_out"]:
+                return f"did not finish in {r['timeout_s']:g} s"
+            if r["rc"] != 0:
+                return f"failed (exit {r['rc']})"
+        return "" if self.runs else self.note or "not run"
 
     @property
     def wall(self) -> float:
@@ -148,17 +159,18 @@ class Bench:
             for name, cmd in tools.items():
                 done = self.measured.setdefault(tuple(cmd), [])
                 last = done[-1] if done else None
-                if len(done) > rep or (
-                    last and timeout and (last["timed_out"] or last["wall_s"] > peers.LONG_RUN_S)
-                ):
+                long = last and timeout and last["wall_s"] > peers.LONG_RUN_S
+                if len(done) > rep or (last and last["rc"] != 0) or long:
                     continue
-                run = bc.measure(cmd, timeout=timeout)
+                run = bc.measure(cmd, timeout=timeout, check=False)
+                run["timeout_s"] = timeout
                 done.append(run)
-                figure = (
-                    f"did not finish in {timeout:g} s"
-                    if run["timed_out"]
-                    else f"wall {run['wall_s']:7.2f} s  peak RSS {run['rss_mb']:7.1f} MB"
-                )
+                if run["timed_out"]:
+                    figure = f"did not finish in {timeout:g} s"
+                elif run["rc"] != 0:
+                    figure = f"FAILED (exit {run['rc']}):\n{run['stderr']}"
+                else:
+                    figure = f"wall {run['wall_s']:7.2f} s  peak RSS {run['rss_mb']:7.1f} MB"
                 print(f"  run {rep + 1}/{self.repeats}  {name:<48} {figure}", flush=True)
         return {name: self.measured[tuple(cmd)] for name, cmd in tools.items()}
 
@@ -172,6 +184,19 @@ class Bench:
     def target(self, text: str, figure: str, ok: bool | None) -> None:
         verdict = "-" if ok is None else ("PASS" if ok else "MISS")
         self.targets.append((text, figure, verdict))
+
+    def peak_target(self, text: str, fig: Figure, limit_mb: float) -> None:
+        self.target_of(text, (fig,), lambda: f"{fig.rss:.0f} MB", lambda: fig.rss < limit_mb)
+
+    def target_of(
+        self, text: str, figs: tuple[Figure, ...], figure: Callable[[], str], ok: Callable[[], bool]
+    ) -> None:
+        """A target on measured figures: MISS, saying why, when one of them has none."""
+        missing = [f"{f.what}: {f.status}" for f in figs if not f.done]
+        if missing:
+            self.target(text, "; ".join(missing), False)
+        else:
+            self.target(text, figure(), ok())
 
     def agreement(self, what: str, tolerance: str, problems: list[str]) -> None:
         self.problems += [f"{what}: {p}" for p in problems]
@@ -209,26 +234,29 @@ def section_compare(b: Bench, n: int) -> None:
     pandas = b.add(
         "a", "pandas (the seeds' method)", 2 * n, runs["pandas (the seeds' method)"], ref=ed
     )
-    b.target(
+    b.target_of(
         "a. compare wall <= 1.0x the hand query",
-        f"{ed.wall / query.wall:.2f}x",
-        ed.wall <= query.wall,
+        (ed, query),
+        lambda: f"{ed.wall / query.wall:.2f}x",
+        lambda: ed.wall <= query.wall,
     )
-    b.target("a. compare peak RSS < 1 GB", f"{ed.rss:.0f} MB", ed.rss < 1000)
-    b.target(
+    b.peak_target("a. compare peak RSS < 1 GB", ed, 1000)
+    b.target_of(
         "a. compare >= 10x faster than pandas",
-        f"{pandas.wall / ed.wall:.1f}x",
-        pandas.wall >= 10 * ed.wall,
+        (ed, pandas),
+        lambda: f"{pandas.wall / ed.wall:.1f}x",
+        lambda: pandas.wall >= 10 * ed.wall,
     )
-    exact = "counts exact, rates 1e-12"
-    b.agreement(
-        "a. evaldelta JSON vs the hand query", exact, agree.check_hand_query(ed_json, q_json)
-    )
-    try:
-        bc.check_agreement(ed_json, pd_json)
-        b.agreement("a. evaldelta JSON vs pandas", "2x2 exact, deltas 1e-12", [])
-    except SystemExit as exc:
-        b.agreement("a. evaldelta JSON vs pandas", "2x2 exact, deltas 1e-12", [str(exc)])
+    if ed.done and query.done:
+        problems = agree.check_hand_query(ed_json, q_json)
+        b.agreement("a. evaldelta JSON vs the hand query", "counts exact, rates 1e-12", problems)
+    if ed.done and pandas.done:
+        try:
+            bc.check_agreement(ed_json, pd_json)
+            problems = []
+        except SystemExit as exc:
+            problems = [str(exc)]
+        b.agreement("a. evaldelta JSON vs pandas", "2x2 exact, deltas 1e-12", problems)  # fmt: skip
 
 
 def _check_pairs(b: Bench, result: Path, n_cases: int, candidates: tuple[str, ...]) -> None:
@@ -249,14 +277,16 @@ def section_scale(b: Bench, s: Sizes) -> None:
     files[three_name] = (three, 9 * s.three_arm_cases)
     runs = b.interleave({k: bc.compare_command(d, b.result(d)) for k, (d, _) in files.items()})
     figs = {k: b.add("b", k, rows, runs[k]) for k, (_, rows) in files.items()}
-    for data, rows in files.values():
+    for name, (data, rows) in files.items():
         cands = ARMS[1:3] if data == three else ARMS[1:2]
-        _check_pairs(b, b.result(data), rows // (9 if data == three else 2), cands)
+        if figs[name].done:
+            _check_pairs(b, b.result(data), rows // (9 if data == three else 2), cands)
     for name in (f"compare {2 * s.big_cases:,} rows (2 arms)", three_name):
-        b.target(
-            f"b. {name}: completes, peak < 2 GB", f"{figs[name].rss:.0f} MB", figs[name].rss < 2000
-        )
+        b.peak_target(f"b. {name}: completes, peak < 2 GB", figs[name], 2000)
     sweep = [figs[f"compare {rows:,} rows (2 arms)"] for rows in s.sweep_rows]
+    if not all(f.done for f in sweep):
+        b.target_of("b. sweep", tuple(sweep), str, bool)
+        return
     first = sweep[0]
     print(
         f"  sweep  {'rows':>13} {'ns/row':>9} {'x first':>8} {'marginal ns/row':>16}"
@@ -299,13 +329,11 @@ def section_sample(b: Bench, rows: int) -> None:
     runs = b.interleave(tools)
     scan = b.add("c", "one bare DuckDB pass", rows, runs["one bare DuckDB pass"])
     ed = b.add("c", "evaldelta sample", rows, runs["evaldelta sample"], ref=scan)
-    b.target(
-        "c. sample wall <= 1.5x one DuckDB pass",
-        f"{ed.wall / scan.wall:.2f}x",
-        ed.wall <= 1.5 * scan.wall,
-    )
-    drawn = pq.read_metadata(sample).num_rows
-    print(f"  sample rows written: {drawn:,}")
+    b.target_of("c. sample wall <= 1.5x one DuckDB pass", (ed, scan),
+                lambda: f"{ed.wall / scan.wall:.2f}x",
+                lambda: ed.wall <= 1.5 * scan.wall)  # fmt: skip
+    if ed.done:
+        print(f"  sample rows written: {pq.read_metadata(sample).num_rows:,}")
 
 
 # peer -> its check (engine_agree) and the tolerances that check applies
@@ -347,9 +375,8 @@ def section_peers(b: Bench, ladder: tuple[int, ...], timeout: float, venv_path: 
             if name == "evaldelta compare":
                 continue
             fig = b.add("d", name, 2 * n, runs[name], ref=ed)
-            if not fig.done:
-                stopped[name] = f"not run: did not finish in {timeout:g} s at {n:,} cases"
-                fig.note = f"did not finish in {timeout:g} s"
+            if not fig.done:  # timed out or failed: not tried at larger sizes
+                stopped[name] = f"not run: {fig.status} at {n:,} cases"
                 continue
             last[name] = fig
             check, tolerance = CHECKS[name]
@@ -411,11 +438,11 @@ def report(b: Bench, quick: bool) -> None:
     print("| --- | --- | ---: | ---: | ---: | ---: | --- | --- |")
     for f in b.figures:
         if not f.done:
-            print(f"| {f.section} | {f.what} | {f.rows:,} | {len(f.runs)} | {f.note} | | | |")
+            print(f"| {f.section} | {f.what} | {f.rows:,} | {len(f.runs)} | {f.status} | | | |")
             continue
         ratio = (
             (f"{f.wall / f.ref.wall:.2f}x {f.ref.what}", f"{f.rss / f.ref.rss:.2f}x")
-            if f.ref
+            if f.ref and f.ref.done
             else ("", "")
         )
         print(
