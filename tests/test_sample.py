@@ -1,4 +1,4 @@
-"""evaldelta.planning.sample: floors, taken-whole slices, seeds, weights, mix file, bands, since."""
+"""evaldelta.planning.sampling: floors, whole slices, seeds, weights, mix file, bands, since."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import duckdb
 import pytest
 
 from evaldelta.errors import BadValueError, MissingColumnError, UnreadableFileError, UsageError
-from evaldelta.planning.sample import mix_path_for, parse_band, sample
+from evaldelta.planning.sampling import mix_path_for, parse_band, sample
 
 TASKS = "CASE WHEN i % 100 < 60 THEN 'faq' WHEN i % 100 < 61 THEN 'extract' ELSE 'draft' END"
 

@@ -13,19 +13,24 @@ from typing import Any
 
 
 def lazy_names(
-    package: str, where: Mapping[str, str], namespace: dict[str, Any]
+    package: str,
+    where: Mapping[str, str],
+    namespace: dict[str, Any],
+    aliases: Mapping[str, str] | None = None,
 ) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
     """The module ``__getattr__`` and ``__dir__`` of ``package``.
 
     ``namespace`` is the package's ``globals()``; ``where`` maps each public name to the
-    module that defines it.
+    module that defines it, and ``aliases`` a public name to its name in that module when
+    the two differ.
     """
+    renamed = aliases or {}
 
     def __getattr__(name: str) -> object:
         module = where.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
+        value = getattr(importlib.import_module(module), renamed.get(name, name))
         namespace[name] = value  # the next lookup is a plain attribute
         return value
 

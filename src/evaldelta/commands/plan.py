@@ -202,7 +202,7 @@ def sample_cmd(
     ),
 ) -> None:
     """Draw a stratified, seeded sample of a traffic log with sampling weights and a mix file."""
-    from evaldelta.planning.sample import parse_band, sample
+    from evaldelta.planning.sampling import parse_band, sample
     from evaldelta.report.plan import render_sample_json, render_sample_text
 
     with working("evaldelta: sampling the traffic log in DuckDB..."):

@@ -6,7 +6,7 @@ The log (CSV, JSONL or Parquet; tens of millions of rows) is never loaded into P
 1. :meth:`TrafficScan.count_strata`: rows per slice (after ``--since``), and the first bad
    value if any (named by file, line and field);
 2. :meth:`TrafficScan.write_sample`: given the per-slice sizes that
-   :mod:`evaldelta.planning.sample` allocated, the ``n_k`` rows with the smallest
+   :mod:`evaldelta.planning.sampling` allocated, the ``n_k`` rows with the smallest
    ``hash(row key, seed)`` per slice, copied to the output in file order with
    ``sample_weight = N_k / n_k``.
 

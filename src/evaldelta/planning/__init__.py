@@ -2,7 +2,7 @@
 
 :mod:`evaldelta.planning.plan` sizes a comparison (pairs per slice, detectable effects),
 :mod:`evaldelta.allocation` spreads a budget of cases over slices, and
-:mod:`evaldelta.planning.sample` draws a stratified, weighted sample of a traffic log.
+:mod:`evaldelta.planning.sampling` draws a stratified, weighted sample of a traffic log.
 """
 
 from evaldelta.planning.plan import (
@@ -18,7 +18,7 @@ from evaldelta.planning.plan import (
     plan_from_pilot,
     plan_from_summary,
 )
-from evaldelta.planning.sample import Band, SampleResult, StratumSample, parse_band, sample
+from evaldelta.planning.sampling import Band, SampleResult, StratumSample, parse_band, sample
 
 __all__ = [
     "PLAN_SCHEMA_VERSION",

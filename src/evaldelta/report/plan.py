@@ -11,7 +11,7 @@ import math
 
 from evaldelta.model import to_jsonable
 from evaldelta.planning.plan import Allocation, PairPlan, Plan, SlicePlan
-from evaldelta.planning.sample import SampleResult
+from evaldelta.planning.sampling import SampleResult
 from evaldelta.report._escape import md_code, md_text, term_text
 from evaldelta.report._format import fmt, fmt_pct
 
