@@ -264,37 +264,7 @@ class SlicingBuilder:
         with self.notes.capture(f"{self.metric}, {p.candidate} vs {p.baseline}, {label}"):
             if p.delta.n > 0:
                 basis = "paired"
-                if self.binary_single:
-                    table = TwoByTwo(p.both_pass, p.only_baseline, p.only_candidate, p.both_fail)
-                    paired = stats.paired_proportions(
-                        p.both_pass,
-                        p.only_baseline,
-                        p.only_candidate,
-                        p.both_fail,
-                        confidence=self.confidence,
-                        interval=self.interval,
-                    )
-                    other = "wald" if self.interval == "newcombe" else "newcombe"
-                    with warnings.catch_warnings():
-                        # the other method is shown beside for contrast, not relied on
-                        warnings.simplefilter("ignore", stats.ReliabilityWarning)
-                        alt = stats.paired_proportions(
-                            p.both_pass,
-                            p.only_baseline,
-                            p.only_candidate,
-                            p.both_fail,
-                            confidence=self.confidence,
-                            interval=other,
-                        )
-                    alt_ci, alt_method = alt.ci, other
-                else:
-                    paired = stats.paired_means_from_summary(
-                        p.delta.n,
-                        p.delta.mean,
-                        p.delta.sd,
-                        confidence=self.confidence,
-                        informative=p.nonzero,
-                    )
+                paired, alt_ci, alt_method, table = self._paired(p)
                 unpaired = self._welch(p.base, p.cand)
                 bm, cm = p.base.mean, p.cand.mean
                 cse, cci = self._clustered(p.clusters, p.delta.sumsq)
@@ -336,6 +306,30 @@ class SlicingBuilder:
             clustered_se=cse,
             clustered_ci=cci,
         )
+
+    def _paired(
+        self, p: PairSliceStats
+    ) -> tuple[stats.PairedResult, stats.ConfidenceInterval | None, str | None, TwoByTwo | None]:
+        """The paired delta; for single-attempt pass/fail, also the other interval and 2x2."""
+        if not self.binary_single:
+            paired = stats.paired_means_from_summary(
+                p.delta.n,
+                p.delta.mean,
+                p.delta.sd,
+                confidence=self.confidence,
+                informative=p.nonzero,
+            )
+            return paired, None, None, None
+        cells = (p.both_pass, p.only_baseline, p.only_candidate, p.both_fail)
+        paired = stats.paired_proportions(
+            *cells, confidence=self.confidence, interval=self.interval
+        )
+        other = "wald" if self.interval == "newcombe" else "newcombe"
+        with warnings.catch_warnings():
+            # the other method is shown beside for contrast, not relied on
+            warnings.simplefilter("ignore", stats.ReliabilityWarning)
+            alt = stats.paired_proportions(*cells, confidence=self.confidence, interval=other)
+        return paired, alt.ci, other, TwoByTwo(*cells)
 
     def _welch(self, b: Any, c: Any) -> stats.UnpairedResult:
         return stats.welch(b.mean, b.sd, b.n, c.mean, c.sd, c.n, confidence=self.confidence)

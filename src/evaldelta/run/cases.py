@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evaldelta.errors import DuplicateRowError, Location, MissingColumnError, UnreadableFileError
-from evaldelta.sources import Source, open_sources
-from evaldelta.sources.tidy import line_of, tidy_kind
+from evaldelta.sources.tidy import line_of, read_records, tidy_kind
 
 __all__ = ["CaseSet", "load_cases"]
 
@@ -37,17 +36,14 @@ class CaseSet:
 
 def load_cases(path: Path) -> CaseSet:
     """Read every case; ``case_id`` is required and unique."""
-    con, (opened,) = open_sources([Source(path, format="tidy")])
-    table = opened.table
+    columns, records, unit = read_records(path)
     kind = tidy_kind(path)
     where = str(path)
-    if "case_id" not in table.columns:
+    if "case_id" not in columns:
         raise MissingColumnError(
-            f"the case file needs a 'case_id' column (columns: {', '.join(table.columns)})",
+            f"the case file needs a 'case_id' column (columns: {', '.join(columns)})",
             Location(where, 1 if kind == "csv" else None, "case_id"),
         )
-    records = table.to_pyarrow().to_pylist()
-    con.disconnect()
     if not records:
         raise UnreadableFileError("the case file has no cases", Location(where))
     seen: dict[str, int] = {}
@@ -57,16 +53,16 @@ def load_cases(path: Path) -> CaseSet:
         if raw is None or str(raw).strip() == "":
             raise UnreadableFileError(
                 "a case has no case_id",
-                Location(where, line_of(kind, index), "case_id", unit=opened.unit),
+                Location(where, line_of(kind, index), "case_id", unit=unit),
             )
         case_id = str(raw).strip()
         if case_id in seen:
             raise DuplicateRowError(
-                f"case_id {case_id!r} appears twice (first at {opened.unit} "
+                f"case_id {case_id!r} appears twice (first at {unit} "
                 f"{line_of(kind, seen[case_id])})",
-                Location(where, line_of(kind, index), "case_id", case_id, unit=opened.unit),
+                Location(where, line_of(kind, index), "case_id", case_id, unit=unit),
             )
         seen[case_id] = index
         rows.append((case_id, record))
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    return CaseSet(path, digest, tuple(table.columns), tuple(rows))
+    return CaseSet(path, digest, columns, tuple(rows))

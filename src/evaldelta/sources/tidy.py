@@ -24,7 +24,16 @@ from evaldelta.sources._report import ImportReport
 from evaldelta.sources._source import ReadOptions, Source
 from evaldelta.sources._values import as_text
 
-__all__ = ["PIN_KEY", "REPORT_KEY", "TidyReader", "line_of", "output_kind", "scan", "tidy_kind"]
+__all__ = [
+    "PIN_KEY",
+    "REPORT_KEY",
+    "TidyReader",
+    "line_of",
+    "output_kind",
+    "read_records",
+    "scan",
+    "tidy_kind",
+]
 
 CSV_SUFFIXES = {".csv", ".tsv", ".txt"}
 JSON_SUFFIXES = {".jsonl", ".ndjson", ".json"}
@@ -89,6 +98,23 @@ def _delimiter(path: Path, forced: str | None) -> str:
 def line_of(kind: str, row_index: int) -> int:
     """A 0-based data row index as the number a person finds in the file."""
     return row_index + 2 if kind == "csv" else row_index + 1  # CSV: 1-based, after the header
+
+
+def read_records(path: Path) -> tuple[tuple[str, ...], list[dict[str, Any]], str]:
+    """A small tidy file (a case file) as Python records: its columns, rows and row unit.
+
+    Read by the same reader as eval rows, so a missing, empty or malformed file fails the
+    same way, with the file named.
+    """
+    from evaldelta.sources._canonical import open_sources
+    from evaldelta.sources._source import Source
+
+    con, (opened,) = open_sources([Source(path, format="tidy")])
+    try:
+        table = opened.table
+        return tuple(table.columns), table.to_pyarrow().to_pylist(), opened.unit
+    finally:
+        con.disconnect()
 
 
 def _first_line(exc: BaseException) -> str:

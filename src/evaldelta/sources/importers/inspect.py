@@ -30,16 +30,17 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from evaldelta.errors import BadValueError, Location, UnreadableFileError, UsageError
+from evaldelta.errors import Location, UnreadableFileError, UsageError
 from evaldelta.sources._registry import Opened, Reader, register
 from evaldelta.sources._report import ReportBuilder
 from evaldelta.sources._rowfile import RowWriter
 from evaldelta.sources._source import ReadOptions, Source
-from evaldelta.sources.importers._common import imported, scalar_text
+from evaldelta.sources.importers._common import imported
+from evaldelta.sources.importers._inspect_samples import _SampleRows, score_value
 from evaldelta.sources.importers._json import first_line, iter_items, loads
 from evaldelta.sources.importers._zip import SafeZip
 
@@ -48,37 +49,7 @@ __all__ = ["InspectReader", "score_value"]
 _JSON_HEAD = re.compile(rb'^\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:')
 _FLAT = re.compile(r"^samples/(?P<stem>.+)\.json$")
 _CHUNKED = re.compile(r"^samples/(?P<stem>[^/]+)/sample\.json$")
-_LETTERS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
-_WORDS = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
 _HEADER_KEYS = ("version", "status", "eval", "plan", "results", "stats", "error")
-
-
-def score_value(value: Any) -> tuple[float | None, bool]:
-    """An Inspect score value as a float, and whether it could be mapped.
-
-    Inspect's ``value_to_float`` (``inspect_ai/scorer/_metric.py``): the letters C, P, I, N
-    are 1, 0.5, 0 and 0; numbers and booleans are themselves; ``yes``/``true`` are 1 and
-    ``no``/``false`` 0; other text is a number or cannot be mapped (Inspect warns and counts
-    it 0; we keep it unscored and report it). ``None`` is unscored.
-    """
-    if isinstance(value, str) and value in _LETTERS:
-        return _LETTERS[value], True
-    if value is None:
-        return None, True
-    if isinstance(value, bool):
-        return float(value), True
-    if isinstance(value, int | float):
-        return float(value), True
-    if isinstance(value, str):
-        text = value.strip().lower()
-        if text in _WORDS:
-            return _WORDS[text], True
-        try:
-            number = float(text)
-        except ValueError:
-            return None, False
-        return (number, True) if number == number and abs(number) != float("inf") else (None, False)
-    return None, False
 
 
 def _is_eval_zip(head: bytes) -> bool:
@@ -426,211 +397,3 @@ def _json_header(path: Path) -> dict[str, Any]:
             f"is not valid JSON ({first_line(exc)}); truncated?", Location(str(path))
         ) from None
     return {k: v for k, v in header.items() if k in _HEADER_KEYS}
-
-
-class _SampleRows:
-    """Turns one log's samples into attempt rows."""
-
-    def __init__(
-        self,
-        log: _Log,
-        arm: str,
-        prefix: str,
-        case_key: str | None,
-        builder: ReportBuilder,
-        writer: RowWriter,
-    ) -> None:
-        self.log, self.arm, self.prefix = log, arm, prefix
-        self.case_key = case_key
-        self.builder, self.writer = builder, writer
-        self.first_metric: str | None = None
-        self.seen: set[tuple[str, int]] = set()
-        self.first_epoch: dict[str, tuple[str, int]] = {}
-        self.order = [
-            str(s["name"])
-            for s in log.spec.get("scorers") or []
-            if isinstance(s, dict) and s.get("name")
-        ]
-        self.ordered = set(self.order)
-        self.columns: set[str] = set()
-        if case_key is not None and case_key != "id" and not case_key.startswith("metadata."):
-            raise UsageError(
-                f"--case-key for Inspect logs is id or metadata.FIELD, not {case_key!r}"
-            )
-
-    def run(self, on_demand: bool) -> bool:
-        """Write the log's rows; True when some came from the summaries (without outputs).
-
-        With ``on_demand``, the summaries give every sample they cover; any sample member
-        they do not cover (a log whose summaries lag behind) is read in full.
-        """
-        seen = 0
-        covered: set[tuple[str, int]] = set()
-        if on_demand:
-            for where, summary in self.log.summaries():
-                self.writer.add(self._row(where, summary))
-                covered.add((str(summary["id"]), summary["epoch"]))
-                seen += 1
-        for where, sample in self.log.samples(skip=covered):
-            self.writer.add(self._row(where, sample))
-            seen += 1
-        expected = self.log.expected()
-        if self.log.status != "success":
-            self.builder.issue(
-                "log_status",
-                f"logs whose run did not finish (status {self.log.status!r}); their samples "
-                "are read as they stand",
-                self.log.path.name,
-            )
-        if expected is not None and seen < expected:
-            self.builder.issue(
-                "missing_samples",
-                "samples the log's dataset and epochs promise but the log does not hold",
-                f"{self.log.path.name}: {seen} of {expected}",
-                count=expected - seen,
-            )
-        return bool(covered)
-
-    def _case_id(self, sample: dict[str, Any], where: str) -> str:
-        if self.case_key and self.case_key.startswith("metadata."):
-            value: Any = sample.get("metadata") or {}
-            for part in self.case_key.split(".")[1:]:
-                value = value.get(part) if isinstance(value, dict) else None
-            if value is None or str(value).strip() == "":
-                raise BadValueError(
-                    f"sample has no {self.case_key} (--case-key)",
-                    Location(f"{self.log.path} ({where})", None, self.case_key),
-                )
-            return self.prefix + str(value)
-        sid = sample.get("id")
-        if sid is None or str(sid).strip() == "":
-            raise BadValueError(
-                "sample has no id", Location(f"{self.log.path} ({where})", None, "id")
-            )
-        return self.prefix + str(sid)
-
-    def _row(self, where: str, sample: dict[str, Any]) -> dict[str, Any]:
-        epoch = sample.get("epoch")
-        if not isinstance(epoch, int) or isinstance(epoch, bool) or epoch < 1:
-            raise BadValueError(
-                "epoch is not a positive integer",
-                Location(f"{self.log.path} ({where})", None, "epoch", epoch),
-            )
-        case_id = self._case_id(sample, where)
-        if (case_id, epoch) in self.seen:
-            raise BadValueError(
-                f"two samples have case id {case_id!r} in epoch {epoch}"
-                + (f" (--case-key {self.case_key} must name a field unique per sample)"
-                   if self.case_key else ""),
-                Location(f"{self.log.path} ({where})", None, self.case_key or "id", case_id),
-            )  # fmt: skip
-        self.seen.add((case_id, epoch))
-        first = self.first_epoch.get(case_id)
-        if first is None or epoch < first[1]:
-            self.first_epoch[case_id] = (str(sample.get("id")), epoch)
-        row: dict[str, Any] = {
-            "case_id": case_id,
-            "arm": self.arm,
-            "repeat": epoch - 1,
-            "epoch": epoch,
-            "task": self.log.task,
-            "_where": f"sample {sample.get('id')!r} epoch {epoch}, {where}",
-        }
-        scores = sample.get("scores")
-        if scores:
-            self._scores(scores, row, case_id, epoch)
-        label = f"{case_id} epoch {epoch}"
-        _metadata(sample.get("metadata"), row)
-        output = sample.get("output") or {}
-        if isinstance(output, dict) and isinstance(output.get("completion"), str):
-            row["output"] = output["completion"]
-        _usage(sample.get("model_usage"), row)
-        if isinstance(sample.get("total_time"), int | float):
-            row["latency_ms"] = float(sample["total_time"]) * 1000.0
-        limit = sample.get("limit")
-        kind = limit.get("type") if isinstance(limit, dict) else limit  # a summary: the type
-        if isinstance(kind, str) and kind:
-            limit = {"type": kind}
-            row["limit"] = kind
-            self.builder.issue(
-                f"limit_{limit['type']}",
-                f"samples that hit a limit ({limit['type']}): kept, scored as Inspect scored them",
-                label,
-                note=True,
-            )
-        error = sample.get("error")
-        message = error.get("message") if isinstance(error, dict) else error  # summary: text
-        if isinstance(message, str) and message:
-            row["error"] = (message.splitlines() or [message])[0][:500]
-            cancelled = message.startswith("CancelledError")
-            self.builder.issue(
-                "cancelled_sample" if cancelled else "errored_sample",
-                ("cancelled samples" if cancelled else "errored samples")
-                + " (no score: left out of the rates, as Inspect leaves them out)",
-                label,
-            )
-        return row
-
-    def _scores(
-        self, scores: Mapping[str, Any], row: dict[str, Any], case: str, epoch: int
-    ) -> None:
-        """One column per scorer (in the header's order), one per key of a dict value."""
-        for name in self.order:
-            if name in scores:
-                self._score(name, scores[name], row, case, epoch)
-        for name in scores:
-            if name not in self.ordered:
-                self._score(str(name), scores[name], row, case, epoch)
-
-    def _score(self, name: str, score: Any, row: dict[str, Any], case: str, epoch: int) -> None:
-        value = score.get("value") if isinstance(score, dict) else score
-        if isinstance(value, dict):
-            for key, item in value.items():
-                self._metric(f"{name}.{key}", item, row, case, epoch)
-        else:
-            self._metric(name, value, row, case, epoch)
-
-    def _metric(self, column: str, value: Any, row: dict[str, Any], case: str, epoch: int) -> None:
-        if column not in self.columns:
-            self.columns.add(column)
-            self.writer.metric(column)
-            self.first_metric = self.first_metric or column
-        number, ok = score_value(value)
-        if not ok:
-            self.builder.issue(
-                "unknown_score_value",
-                "score values that are not C/P/I/N, a number or yes/no (left unscored)",
-                f"{case} epoch {epoch} {column}={str(value)[:40]!r}",
-            )
-        row[column] = number
-
-
-def _metadata(metadata: Any, row: dict[str, Any], prefix: str = "metadata.") -> None:
-    if not isinstance(metadata, dict):
-        return
-    for key, value in metadata.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            _metadata(value, row, f"{name}.")
-        else:
-            row[name] = scalar_text(value)
-
-
-def _usage(usage: Any, row: dict[str, Any]) -> None:
-    if not isinstance(usage, dict) or not usage:
-        return
-    totals = {"input_tokens": 0, "output_tokens": 0}
-    cost = 0.0
-    has_cost = False
-    for item in usage.values():
-        if not isinstance(item, dict):
-            continue
-        for key in totals:
-            if isinstance(item.get(key), int):
-                totals[key] += int(item[key])
-        if isinstance(item.get("total_cost"), int | float):
-            cost += float(item["total_cost"])
-            has_cost = True
-    row.update(totals)
-    if has_cost:
-        row["cost_usd"] = cost
