@@ -37,9 +37,8 @@ from evaldelta.commands._shared import (
     read_options,
     write_output,
 )
-from evaldelta.gating import compare_with_policy
 
-__all__ = ["GateFormat", "compare_with_policy", "register"]
+__all__ = ["GateFormat", "register"]
 
 
 class GateFormat(StrEnum):
@@ -83,6 +82,7 @@ def gate_cmd(
 ) -> None:
     """Gate a release: apply a policy to the comparison; exit 0 pass, 1 fail, 3 inconclusive."""
     from evaldelta.errors import UsageError
+    from evaldelta.gating import compare_with_policy  # here: it imports the engine (Ibis)
     from evaldelta.report.verdict import (
         render_verdict_json,
         render_verdict_markdown,
