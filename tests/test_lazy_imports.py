@@ -17,6 +17,11 @@ from pathlib import Path
 import pytest
 
 HEAVY = ("scipy", "ibis", "duckdb", "matplotlib", "numpy", "httpx", "jinja2")
+HELP = (
+    "from evaldelta.cli import app\nimport contextlib, io\n"
+    "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+    "    app(['--help'])"
+)
 
 
 def _loaded(code: str) -> set[str]:
@@ -29,9 +34,7 @@ def _loaded(code: str) -> set[str]:
     "code",
     [
         "import evaldelta.cli",
-        "from evaldelta.cli import app\nimport contextlib, io\n"
-        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
-        "    app(['--help'])",
+        HELP,
         "import evaldelta, evaldelta.model, evaldelta.stats, evaldelta.sources",
         "from evaldelta.stats import MIN_INFORMATIVE, POISSON_EDGE, MIN_CLUSTERS, WALD_MIN_PAIRS",
     ],
@@ -40,6 +43,14 @@ def test_help_and_package_imports_stay_light(code: str) -> None:
     loaded = _loaded(code)
     heavy = sorted(m for m in loaded if m.split(".")[0] in HEAVY)
     assert not heavy, f"imported on the fast path: {heavy[:8]}"
+
+
+def test_help_does_not_load_the_readers() -> None:
+    # the command modules import evaldelta.sources (its dataclasses, the registry) inside the
+    # commands that read rows: about 10 ms of the 0.3 s that --help may take
+    loaded = _loaded(HELP)
+    readers = sorted(m for m in loaded if m.startswith("evaldelta.sources"))
+    assert not readers, f"--help loaded {readers[:8]}"
 
 
 def test_a_lazy_name_still_loads_on_use() -> None:

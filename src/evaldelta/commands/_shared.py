@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from evaldelta.errors import UsageError
-from evaldelta.sources import ImportReport, ReadOptions, Source, parse_columns, parse_source
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the readers load in the commands that read: --help does not pay for them
     from evaldelta.model import Comparison
+    from evaldelta.sources import ImportReport, ReadOptions, Source
 
 __all__ = [
     "ArmOpt",
@@ -139,6 +139,8 @@ def parse_arm_files(values: list[str]) -> list[tuple[str, str]]:
 
 def sources_from(files: list[str] | None, arms: list[str] | None) -> list[Source]:
     """The inputs: those that name their own arms, then one per ``--arm NAME=[FORMAT:]PATH``."""
+    from evaldelta.sources import parse_source
+
     sources = [parse_source(str(f)) for f in files or []]
     sources += [parse_source(path, arm=name) for name, path in parse_arm_files(arms or [])]
     return sources
@@ -152,6 +154,8 @@ def inputs_from(
     A run that is not complete (stopped by ``--max-cost``, interrupted) is read as it stands;
     the store's reader reports it (:func:`announce_imports` prints it).
     """
+    from evaldelta.sources import Source
+
     sources = sources_from(files, arms)
     if store is not None:
         sources.append(Source(store, run=run, format="store"))
@@ -169,6 +173,8 @@ def read_options(
     strict: bool = False,
 ) -> ReadOptions:
     """The readers' options from the shared flags."""
+    from evaldelta.sources import ReadOptions, parse_columns
+
     return ReadOptions(
         columns=parse_columns(columns), case_key=case_key, filter=filter, strict=strict
     )

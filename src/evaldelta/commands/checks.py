@@ -10,7 +10,6 @@ import typer
 
 from evaldelta.commands._shared import OutputOpt, write_output
 from evaldelta.errors import UsageError
-from evaldelta.sources import parse_source
 
 if TYPE_CHECKING:  # loaded by the commands that use them, so --help stays fast
     from evaldelta.checks._score import CheckSet
@@ -65,6 +64,7 @@ def score_cmd(
     where compare --store --metric pass reads them; scoring a run again replaces its scores.
     """
     from evaldelta.checks import join_cases, load_checks, read_rows, score_rows, write_rows
+    from evaldelta.sources import parse_source
 
     if checks is None:
         raise UsageError("give --checks checks.yaml")
@@ -205,6 +205,7 @@ def audit_cmd(
     from evaldelta.audit import audit, read_goldens, retrieval_audit
     from evaldelta.checks import join_cases, load_checks, read_rows
     from evaldelta.report.audit import audit_to_json, render_audit_text, render_retrieval_text
+    from evaldelta.sources import parse_source
 
     if format not in ("text", "json"):
         raise UsageError(f"--format is text or json, not {format!r}")
