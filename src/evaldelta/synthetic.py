@@ -1,6 +1,6 @@
 """A :class:`~evaldelta.model.Comparison` built from per-slice results, without rows.
 
-For simulations of the gate (``bench/calibrate.py``, ``tests/test_gate_null.py``) and for
+For simulations of the gate (``bench/calibrate.py``, ``tests/gating/test_gate_null.py``) and for
 gating paired results computed elsewhere: ``evaluate(policy, from_deltas({...}))`` judges
 them by the same rules as a comparison of rows. One metric, one slicing ("slice"),
 baseline ``base`` against candidate ``cand``.

@@ -18,7 +18,7 @@ Under the null (both arms drawn from the same distribution, true ``d = 0 >= -m``
 gate fails a slice only if the interval's upper bound lies below ``-m <= 0 = d``; for an
 interval with nominal coverage that happens with probability at most ``alpha / 2`` (the
 upper bound misses the true value from below at most ``alpha / 2`` of the time), and the
-larger the margin, the rarer. ``tests/test_gate_null.py`` checks this by simulation for
+larger the margin, the rarer. ``tests/gating/test_gate_null.py`` checks this by simulation for
 the paired t, the Wald and the Newcombe intervals. A rule that failed whenever the *point
 estimate* lies below ``-m`` would, at ``m = 0``, fail half of all identical releases: that
 is ``basis = "point"``, offered for teams that want the plain worst-slice rule of the seed
@@ -44,7 +44,7 @@ interval implies (:func:`evaldelta.stats.fail_pvalue`), is adjusted by Holm's st
 method (Holm 1979, Scand. J. Statistics 6:65-70; ``fail_adjust = "holm"``, the default) or
 Bonferroni's, and a rule fails only when its adjusted p-value is at most alpha/2. Identical
 releases then fail the gate at most alpha/2 of the time, whatever the number of slices
-(``tests/test_gate_null.py`` checks K = 1, 5, 20 and 50). A rule whose interval lies below
+(``tests/gating/test_gate_null.py`` checks K = 1, 5, 20 and 50). A rule whose interval lies below
 its bound but does not survive the adjustment is inconclusive, leaning fail, and says so.
 
 A rule never passes or fails on an interval of zero width, nor (for a delta) on fewer

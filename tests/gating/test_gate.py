@@ -12,8 +12,8 @@ from evaldelta.demo import GATE_POLICY_004, SCENARIOS, gate_side_by_side, run_sc
 from evaldelta.gating import FAIL, INCONCLUSIVE, PASS, aggregate_only, evaluate, judge
 from evaldelta.gating.policy import parse_policy
 from evaldelta.report.verdict import render_verdict_markdown
+from tests.conftest import ROOT
 
-from .conftest import ROOT
 from .test_gate_null import make_comparison
 
 
@@ -232,8 +232,8 @@ def test_markdown_snapshot():
     assert render_verdict_markdown(verdict) == SNAPSHOT
 
 
-# The snapshot is tests/test_gate_verdict.md. Its intervals are
+# The snapshot is tests/gating/test_gate_verdict.md. Its intervals are
 # scipy.stats.t.interval(0.95, n - 1, loc=mean, scale=sd / sqrt(n)):
 # billing (200, -0.30, 0.5) -> [-0.3697, -0.2303]; faq (400, 0.01, 0.2) -> [-0.0097, 0.0297];
 # search (12, -0.05, 0.4) -> [-0.3041, 0.2041].
-SNAPSHOT = (ROOT / "tests" / "test_gate_verdict.md").read_text(encoding="utf-8")
+SNAPSHOT = (ROOT / "tests" / "gating" / "test_gate_verdict.md").read_text(encoding="utf-8")

@@ -19,7 +19,7 @@ from evaldelta.store import Store, resolve_run
 from tests.servers.fake_llm import FakeLLM
 from tests.test_run import KEY, TWO_ARMS, run, write_cases, write_config
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "schema" / "comparison.schema.json").read_text())
 
 ARMS = {

@@ -19,8 +19,7 @@ import pytest
 import yaml
 
 from evaldelta.demo import data_path
-
-from .conftest import ROOT
+from tests.conftest import ROOT
 
 POLICY_FAIL = 'max_regression = 0.15\nmin_score = 4.0\non_inconclusive = "fail"\n'
 POLICY_PASS = 'max_regression = 2.0\nmin_score = 1.0\non_inconclusive = "fail"\n'

@@ -24,10 +24,9 @@ from evaldelta.report._format import fmt_signed
 from evaldelta.report.html import render_html
 from evaldelta.sources import Source
 from evaldelta.store import Store
+from tests.conftest import one_line_error
 
-from .conftest import one_line_error
-
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "schema" / "comparison.schema.json").read_text())
 ROLES = ("always_cheap", "cascade", "always_strong")
 

@@ -9,9 +9,8 @@ from evaldelta.comparison.pins import undeclared_differences
 from evaldelta.report import render_text
 from evaldelta.sources import Source
 from evaldelta.store import resolve_run
-from tests.test_compare_pins import ARMS, _store
-
-from .conftest import one_line_error
+from tests.comparison.test_compare_pins import ARMS, _store
+from tests.conftest import one_line_error
 
 POLICY = "max_regression = 5.0\non_inconclusive = 'pass'\n"
 

@@ -6,8 +6,7 @@ import pytest
 
 from evaldelta.errors import InputError, PolicyError
 from evaldelta.gating.policy import SliceRules, load_policy, locate_keys, parse_policy
-
-from .conftest import ROOT, one_line_error
+from tests.conftest import ROOT, one_line_error
 
 RUNS = "case_id,arm,slice,score,cost_usd\n" + "".join(
     f"c{i},{arm},{'easy' if i < 40 else 'hard'},1,0.01\n" for arm in ("a", "b") for i in range(60)
