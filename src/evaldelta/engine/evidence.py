@@ -21,6 +21,7 @@ from evaldelta.engine._outputs import case_outputs
 from evaldelta.engine._reduce import (
     ALL,
     ArmSliceStats,
+    CaseTable,
     PairSliceStats,
     build_case_table,
     list_cases,
@@ -162,10 +163,14 @@ def gather(tables: TableSet, request: Request) -> Evidence:
     base, cands = resolve_arms(present, request.baseline, request.candidates)
     arms = (base, *cands)
     roles = check_roles(request.three_arm, present) if request.three_arm is not None else None
-    metrics = tuple(
-        _metric(tables, arms, metric, by, request.critical, request.list_limit)
-        for metric in tables.metrics
-    )
+    metrics = []
+    first: CaseTable | None = None
+    for metric in tables.metrics:
+        evidence, cases = _metric(tables, arms, metric, by, request.critical, request.list_limit)
+        metrics.append(evidence)
+        first = first or cases
+    if first is None:  # pragma: no cover - the row seam always yields a metric
+        raise RuntimeError("no metric to compare")
     pins = tables.pins(arms)
     roles_from = "given"
     if roles is None:
@@ -181,11 +186,11 @@ def gather(tables: TableSet, request: Request) -> Evidence:
         present=tuple(present),
         baseline_reason="--baseline" if request.baseline is not None else default_why,
         by=tuple(by),
-        slice_names=tuple(_slice_names(tables, arms, by[0])),
-        slice_sizes={c: _slice_sizes(tables, arms, c) for c in by},
+        slice_names=tuple(_slice_names(first, by[0])),
+        slice_sizes={c: _slice_sizes(first, c) for c in by},
         trimmed=checked.trimmed,
         observed=dict(checked.observed),
-        metrics=metrics,
+        metrics=tuple(metrics),
         pins=pins,
         imports=tables.reports,
         three_arm=three,
@@ -201,7 +206,7 @@ def _metric(
     by: Sequence[str],
     critical: CriticalSelector | None,
     list_limit: int | None,
-) -> MetricEvidence:
+) -> tuple[MetricEvidence, CaseTable]:
     cases = build_case_table(tables, arms, metric)
     weights = slice_weight_totals(cases, by[0]) if tables.has_weight else None
     binary = _is_binary(tables, arms, metric)
@@ -226,13 +231,14 @@ def _metric(
                 )
             )
         slicings.append(SlicingEvidence(by=column, arm_stats=arm_stats, pairs=tuple(pairs)))
-    return MetricEvidence(
+    evidence = MetricEvidence(
         metric=metric,
         binary=binary,
         slicings=tuple(slicings),
         sample_weight_totals=weights or None,
         critical=crit,
     )
+    return evidence, cases
 
 
 def check_summarizable(
@@ -324,10 +330,10 @@ def resolve_arms(
     return base, cands
 
 
-def _slice_names(tables: TableSet, arms: tuple[str, ...], column: str) -> list[str]:
-    t = tables.rows.filter(tables.rows.arm.isin(list(arms)))
-    col = t[f"by_{column}"]
-    rows = t.select(s=col).distinct().order_by("s").to_pyarrow().to_pylist()
+def _slice_names(cases: CaseTable, column: str) -> list[str]:
+    """The slices of ``column`` over the compared arms' cases, in order."""
+    t = cases.table
+    rows = t.select(s=t[f"s_{column}"]).distinct().order_by("s").to_pyarrow().to_pylist()
     return [str(r["s"]) for r in rows]
 
 
@@ -338,9 +344,13 @@ def _is_binary(tables: TableSet, arms: tuple[str, ...], metric: str) -> bool:
     return bool(t.aggregate(k=other).to_pyarrow().to_pylist()[0]["k"] == 0)
 
 
-def _slice_sizes(tables: TableSet, arms: tuple[str, ...], column: str) -> tuple[int, int]:
-    """How many slices the column makes over the compared arms, and how many hold one case."""
-    t = tables.rows.filter(tables.rows.arm.isin(list(arms)))
-    sizes = t.group_by(s=t[f"by_{column}"]).aggregate(n=t.case_id.nunique())
+def _slice_sizes(cases: CaseTable, column: str) -> tuple[int, int]:
+    """How many slices the column makes over the compared arms, and how many hold one case.
+
+    Counted on the per-case table (one row per case, its one slice: a case in two slices
+    was refused when the table was built), not by distinct case ids over every row.
+    """
+    t = cases.table
+    sizes = t.group_by(s=t[f"s_{column}"]).aggregate(n=t.count())
     row = sizes.aggregate(k=sizes.count(), single=(sizes.n == 1).sum()).to_pyarrow().to_pylist()
     return int(row[0]["k"] or 0), int(row[0]["single"] or 0)

@@ -29,7 +29,9 @@ from evaldelta.sources._values import (
     as_text,
     is_integer_text,
     not_finite,
+    padded,
     score_is_unparseable,
+    stripped,
 )
 
 __all__ = ["TableSet", "locate", "open_sources", "read_sources"]
@@ -254,9 +256,9 @@ def _project(
     case_raw = as_text(table.case_id)
     arm_raw = ibis.literal(source.arm) if source.arm is not None else as_text(table.arm)
     out: dict[str, ir.Value] = {
-        "case_id": case_raw.strip(),
-        "arm": arm_raw.strip(),
-        "_trimmed": (case_raw != case_raw.strip()) | (arm_raw != arm_raw.strip()),
+        "case_id": stripped(case_raw),
+        "arm": stripped(arm_raw),
+        "_trimmed": padded(case_raw) | padded(arm_raw),
     }
     out.update(_repeat_columns(table))
     for name in slice_columns:
@@ -312,8 +314,11 @@ def _cost_columns(table: ir.Table) -> dict[str, ir.Value]:
                 "_raw_cost_usd": ibis.null("string")}  # fmt: skip
     col = table.cost_usd
     text = as_text(col)
-    value = col.cast("float64") if col.type().is_numeric() else text.strip().try_cast("float64")
-    blank = text.isnull() | (text.strip() == "")
+    if col.type().is_numeric():  # no text to parse: blank is null (and no cast per row)
+        value, blank = col.cast("float64"), col.isnull()
+    else:
+        value = text.strip().try_cast("float64")
+        blank = text.isnull() | (text.strip() == "")
     bad = ~blank & (value.isnull() | not_finite(value) | (value < 0)).fill_null(True)
     return {"cost_usd": ibis.ifelse(bad, ibis.null("float64"), value), "_bad_cost": bad,
             "_raw_cost_usd": text}  # fmt: skip
