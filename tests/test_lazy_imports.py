@@ -80,7 +80,7 @@ stats.interval_at(pp, 0.9)
 """
 PLAN_STATS = """
 from evaldelta import stats
-from evaldelta.allocation import allocate
+from evaldelta.planning.allocation import allocate
 stats.fail_pvalue(stats.paired_proportions(40, 5, 9, 46), 0.2)
 stats.required_pairs(0.1, 0.5)
 stats.required_pairs_mcnemar(0.1, 0.05)

@@ -1,7 +1,7 @@
 """Planning: what sample would settle the question, and drawing it.
 
 :mod:`evaldelta.planning.plan` sizes a comparison (pairs per slice, detectable effects),
-:mod:`evaldelta.allocation` spreads a budget of cases over slices, and
+:mod:`evaldelta.planning.allocation` spreads a budget of cases over slices, and
 :mod:`evaldelta.planning.sampling` draws a stratified, weighted sample of a traffic log.
 """
 

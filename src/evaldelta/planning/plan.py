@@ -8,7 +8,7 @@ Three entry points, all returning frozen dataclasses (rendered by ``report/plan.
   McNemar (Connor 1987), with the unpaired n per arm beside it for contrast.
 - :func:`plan_from_summary`: the same without a pilot, from a paired sd or from the two
   discordance rates.
-- :func:`allocate` (from :mod:`evaldelta.allocation`): a budget of cases over slices, a
+- :func:`allocate` (from :mod:`evaldelta.planning.allocation`): a budget of cases over slices, a
   floor per slice first, then the rest by Neyman allocation (Neyman 1934; Cochran 1977, 5.5).
 
 The statistics come from :mod:`evaldelta.stats`; this module only chooses the inputs and
@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import TypeVar
 
 from evaldelta import stats
-from evaldelta.allocation import Allocation, SliceAllocation, allocate
 from evaldelta.errors import UsageError
 from evaldelta.model import Comparison, SliceDelta
+from evaldelta.planning.allocation import Allocation, SliceAllocation, allocate
 from evaldelta.sources import ReadOptions, Source
 
 __all__ = [

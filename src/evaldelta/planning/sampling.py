@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaldelta.allocation import allocate
 from evaldelta.engine._sample import Band, StrataCount, TrafficScan
 from evaldelta.errors import UsageError
+from evaldelta.planning.allocation import allocate
 from evaldelta.sources._errors import reading_errors
 from evaldelta.sources.tidy import output_kind
 

@@ -107,6 +107,51 @@ def _round_largest_remainder(
 MAX_BUDGET = 2**53  # beyond it, the float shares of largest remainder lose whole cases
 
 
+def _check_arguments(weights: Mapping[str, float], sds: Mapping[str, float], budget: int) -> None:
+    """One-line errors for an allocation that cannot be made."""
+    if not weights:
+        raise UsageError("the allocation needs at least one slice")
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise UsageError(f"the budget must be a positive whole number of cases, not {budget!r}")
+    if budget > MAX_BUDGET:
+        raise UsageError(
+            f"the budget of {budget:,} cases is more than this allocation can count exactly "
+            f"({MAX_BUDGET:,}, the largest whole number a float holds)"
+        )
+    total_w = sum(weights.values())
+    if not all(math.isfinite(w) and w >= 0 for w in weights.values()) or total_w <= 0:
+        raise UsageError("slice weights must be finite, non-negative and not all zero")
+    for k in weights:
+        s = sds.get(k)
+        if s is None or not math.isfinite(s) or s < 0:
+            raise UsageError(f"slice {k!r} needs a finite sd >= 0 for the allocation, not {s}")
+
+
+def _slice_row(
+    k: str,
+    weight: float,
+    sd: float,
+    floor: int,
+    n: int,
+    available: Mapping[str, int] | None,
+    n_now: Mapping[str, int] | None,
+    z: float,
+) -> SliceAllocation:
+    now = None if n_now is None else n_now.get(k)
+    return SliceAllocation(
+        slice=k,
+        weight=weight,
+        sd=sd,
+        available=None if available is None else int(available[k]),
+        floor=floor,
+        n=n,
+        taken_whole=available is not None and n >= available[k],
+        n_now=now,
+        halfwidth_now=_halfwidth(z, sd, now) if now is not None else None,
+        halfwidth_after=_halfwidth(z, sd, n),
+    )
+
+
 def allocate(
     weights: Mapping[str, float],
     sds: Mapping[str, float],
@@ -131,22 +176,8 @@ def allocate(
     ``z`` the two-sided normal quantile of ``confidence``.
     """
     names = list(weights)
-    if not names:
-        raise UsageError("the allocation needs at least one slice")
-    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
-        raise UsageError(f"the budget must be a positive whole number of cases, not {budget!r}")
-    if budget > MAX_BUDGET:
-        raise UsageError(
-            f"the budget of {budget:,} cases is more than this allocation can count exactly "
-            f"({MAX_BUDGET:,}, the largest whole number a float holds)"
-        )
+    _check_arguments(weights, sds, budget)
     total_w = sum(weights.values())
-    if not all(math.isfinite(w) and w >= 0 for w in weights.values()) or total_w <= 0:
-        raise UsageError("slice weights must be finite, non-negative and not all zero")
-    for k in names:
-        s = sds.get(k)
-        if s is None or not math.isfinite(s) or s < 0:
-            raise UsageError(f"slice {k!r} needs a finite sd >= 0 for the allocation, not {s}")
     w = {k: weights[k] / total_w for k in names}
     floors = {k: int(floor[k] if isinstance(floor, Mapping) else floor) for k in names}
     if any(f < 0 for f in floors.values()):
@@ -177,24 +208,10 @@ def allocate(
     quotas = _neyman_quotas(float(remainder), scores, room)
     extra = _round_largest_remainder(quotas, remainder, room)
     z = norm_isf((1.0 - confidence) / 2.0)
-    rows = []
-    for k in names:
-        n = first[k] + extra[k]
-        now = None if n_now is None else n_now.get(k)
-        rows.append(
-            SliceAllocation(
-                slice=k,
-                weight=w[k],
-                sd=sds[k],
-                available=None if available is None else int(available[k]),
-                floor=floors[k],
-                n=n,
-                taken_whole=available is not None and n >= available[k],
-                n_now=now,
-                halfwidth_now=_halfwidth(z, sds[k], now) if now is not None else None,
-                halfwidth_after=_halfwidth(z, sds[k], n),
-            )
-        )
+    rows = [
+        _slice_row(k, w[k], sds[k], floors[k], first[k] + extra[k], available, n_now, z)
+        for k in names
+    ]
     total = sum(r.n for r in rows)
     available_rows = sum(caps.values())
     if total != (budget if available_rows >= budget else int(available_rows)):
