@@ -54,6 +54,7 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each loads on fir
         TestResult,
         UnpairedResult,
     )
+    from evaldelta.stats._sensitivity import BreakEven, break_even, delta_at_share
     from evaldelta.stats._settle import pairs_to_clear_paired_binary, pairs_to_clear_t
     from evaldelta.stats._standardize import fixed_mix, simpson_check, standardize
     from evaldelta.stats._thresholds import (
@@ -65,6 +66,9 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each loads on fir
     )
 
 _WHERE = {
+    "BreakEven": "evaldelta.stats._sensitivity",
+    "break_even": "evaldelta.stats._sensitivity",
+    "delta_at_share": "evaldelta.stats._sensitivity",
     "ConfidenceInterval": "evaldelta.stats._results",
     "DegenerateDataWarning": "evaldelta.stats._results",
     "Estimate": "evaldelta.stats._results",
@@ -123,6 +127,7 @@ __all__ = [
     "MIN_MINORITY_CASES",
     "POISSON_EDGE",
     "WALD_MIN_PAIRS",
+    "BreakEven",
     "ConfidenceInterval",
     "DegenerateDataWarning",
     "Estimate",
@@ -137,9 +142,11 @@ __all__ = [
     "StatisticsWarning",
     "TestResult",
     "UnpairedResult",
+    "break_even",
     "clustered_mean",
     "clustered_se",
     "clustered_se_from_summary",
+    "delta_at_share",
     "fail_pvalue",
     "fixed_mix",
     "holm",
