@@ -81,8 +81,10 @@ def delta_at_share(
     share: float,
     confidence: float = 0.95,
 ) -> tuple[float, float, float]:
-    """The fixed-mix delta and its interval ``(delta, low, high)`` with slice ``name`` at
-    ``share`` and the other slices rescaled in proportion (see the module docstring).
+    """The fixed-mix delta and its interval ``(delta, low, high)`` at a moved share.
+
+    Slice ``name`` is at ``share`` and the other slices are rescaled in proportion (see the
+    module docstring).
     """
     check_confidence(confidence)
     if not 0.0 <= share <= 1.0:
