@@ -14,6 +14,7 @@ from typing import Any
 
 from evaldelta.sources._report import ImportIssue, ImportReport
 from evaldelta.stats import (
+    BreakEven,
     ConfidenceInterval,
     Estimate,
     FixedMix,
@@ -151,6 +152,8 @@ class Standardized:
     delta_basis: str  # "paired" | "unpaired"
     dropped_slices: tuple[str, ...]
     dropped_weight: float
+    # per slice of the delta: the shares at which it would flip the delta or its interval
+    break_even: tuple[BreakEven, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -253,3 +253,23 @@ def test_002_seed_wald_interval_stays_available():
     text = render_text(result)
     assert "Newcombe interval for contrast: [-6.9, +17.6]" in text
     assert "the Wald paired interval on fewer than 100 pairs covers well below" in text
+
+
+def test_000_long_context_break_even_share(results):
+    """Issue 13: the long_context share at which v2 - v1 under traffic weights turns positive.
+
+    Analytically, from the seed's rates and weights: the other slices mixed among
+    themselves give A = (0.45 x -0.07 + 0.30 x -0.04 + 0.20 x -0.03) / 0.95, and
+    D(s) = 0.75 s + A (1 - s) = 0 at s = A / (A - 0.75) = 0.0650.
+    """
+    pair = pair_of(results["000"])
+    traffic = next(s for s in pair.standardized if s.mix == "traffic")
+    be = next(b for b in traffic.break_even if b.slice == "long_context")
+    a = (0.45 * -0.07 + 0.30 * -0.04 + 0.20 * -0.03) / 0.95
+    assert be.share == pytest.approx(0.05, abs=1e-12)
+    assert be.sign_flip == pytest.approx(a / (a - 0.75), abs=1e-9)
+    text = render_text(results["000"])
+    assert (
+        "long_context would have to grow from 5.0% to 6.5% of the mix for v2 to come out ahead"
+        in text
+    )

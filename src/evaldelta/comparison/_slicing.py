@@ -399,6 +399,21 @@ class SlicingBuilder:
             delta_basis="paired" if paired else "unpaired",
             dropped_slices=delta.dropped_slices,
             dropped_weight=delta.dropped_weight,
+            break_even=self._break_even(delta, usable, z),
+        )
+
+    def _break_even(
+        self, delta: stats.FixedMix, usable: list[SliceDelta], z: float
+    ) -> tuple[stats.BreakEven, ...]:
+        """Each used slice's break-even shares, on the same estimates and SEs as the delta."""
+        est = {d.slice: d.main.estimate for d in usable if d.main is not None}
+        ses = {d.slice: self._mix_se(d.main, z) for d in usable if d.main is not None}
+        names = [s for s in delta.used_slices if s in est]
+        if len(names) < 2 or not all(math.isfinite(ses[s]) for s in names):
+            return ()
+        weights = {s: delta.weights[s] for s in names}
+        return tuple(
+            stats.break_even(est, ses, weights, s, confidence=self.confidence) for s in names
         )
 
     def _shared_estimate(self, p: PairSliceStats, k: int) -> stats.Estimate:

@@ -12,8 +12,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from evaldelta.model import ArmSlice, MetricResult, PairComparison, SliceDelta
-from evaldelta.report._format import fmt, fmt_delta
+from evaldelta.model import ArmSlice, MetricResult, PairComparison, SliceDelta, Standardized
+from evaldelta.report._format import fmt, fmt_delta, fmt_pct
 
 __all__ = [
     "MIN_RANKED_N",
@@ -252,3 +252,33 @@ def metric_kind(metric: MetricResult) -> str:
         kind += ", repeats averaged per case"
     scale = scale_phrase(metric)
     return f"{kind}; {scale}" if scale else kind
+
+
+def break_even_sentences(std: Standardized, candidate: str, shown: int = 3) -> list[str]:
+    """In words, the slices whose share of the mix would flip the standardized delta.
+
+    Nearest first: "long_context would have to grow from 5% to 6.5% of the mix for v2 to
+    come out ahead (to 9.1% for the interval to exclude zero)". With break-even evidence
+    but no share in [0, 100%] that flips it, one sentence says so.
+    """
+    if not std.break_even:
+        return []
+    flips = [b for b in std.break_even if b.sign_flip is not None]
+    if not flips:
+        return ["no single slice's share, anywhere from 0% to 100%, flips its sign"]
+    flips.sort(key=lambda b: abs(float(b.sign_flip or 0.0) - b.share))
+    out = []
+    for b in flips[:shown]:
+        flip = float(b.sign_flip or 0.0)
+        way = "grow" if flip > b.share else "shrink"
+        side = "ahead" if std.delta.estimate < 0 else "behind"
+        beyond = [f for f in b.interval_flips if (f > flip if flip > b.share else f < flip)]
+        sure = ""
+        if beyond:
+            edge = min(beyond) if flip > b.share else max(beyond)
+            sure = f" ({fmt_pct(edge, 1)} for its interval to exclude zero)"
+        out.append(
+            f"{b.slice} would have to {way} from {fmt_pct(b.share, 1)} to {fmt_pct(flip, 1)} "
+            f"of the mix for {candidate} to come out {side}{sure}"
+        )
+    return out

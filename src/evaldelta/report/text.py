@@ -24,6 +24,7 @@ from evaldelta.report._escape import term_text
 from evaldelta.report._facts import (
     attempt_flag,
     attempt_sentence,
+    break_even_sentences,
     coverage_per_slice,
     coverage_sentence,
     direction,
@@ -376,6 +377,7 @@ def _standardized_lines(pair: PairComparison, binary: bool, b: str, c: str) -> l
         )
         weights = ", ".join(f"{k} {fmt_pct(v)}" for k, v in sorted(s.weights.items()))
         lines.append(f"  weights: {weights}")
+        lines.extend(f"  break-even: {t}" for t in break_even_sentences(s, c))
         if s.dropped_slices:
             lines.append(
                 f"  dropped (not covered by both arms): {', '.join(s.dropped_slices)}, "
