@@ -171,8 +171,7 @@ def build_case_table(
                 for i in range(len(arms))
             }
         )
-    name = f"_evaldelta_cases_{next(_TABLE_IDS)}"
-    table = tables.con.create_table(name, grouped, temp=True)
+    table = _keep(tables, grouped)
     _check_duplicates(tables, table, arms)
     for col in tables.slice_columns:
         clash = _rows(
@@ -190,6 +189,18 @@ def build_case_table(
                 where,
             )
     return CaseTable(table=table, arms=arms, metric=metric, tables=tables)
+
+
+def _keep(tables: TableSet, expr: ir.Table) -> ir.Table:
+    """``expr`` computed once and kept in the backend for the small queries that follow.
+
+    A temporary table on DuckDB; elsewhere Ibis's cache (a persisted DataFrame on Spark,
+    which has no temporary tables), released when the last expression over it is gone.
+    Ibis 12's release of a DuckDB cache fails (``DROP TABLE IF EXISTS`` without a name).
+    """
+    if tables.con.name == "duckdb":
+        return tables.con.create_table(f"_evaldelta_cases_{next(_TABLE_IDS)}", expr, temp=True)
+    return expr.cache()
 
 
 def _check_duplicates(tables: TableSet, table: ir.Table, arms: tuple[str, ...]) -> None:
