@@ -30,6 +30,7 @@ from evaldelta.model import (
 from evaldelta.pin_check import undeclared_differences
 from evaldelta.sources import ReadOptions, Source, TableSet, display_path, read_sources
 from evaldelta.sources._errors import reading_errors
+from evaldelta.sources._values import as_text
 
 __all__ = ["compare"]
 
@@ -62,7 +63,10 @@ def _arm_order(tables: TableSet) -> tuple[list[str], str]:
     elif ordered:
         head, why = ordered[0], f"the first arm of the first input, {name}"
     else:
-        found = t.filter(t._src == 0).select("arm").limit(1).to_pyarrow().to_pylist()
+        # the source's own table, where "first row" is defined: the moved relation's
+        # row order is the engine's (Spark, a warehouse) and a table has none at all
+        src = first.table
+        found = src.select(arm=as_text(src.arm).strip()).limit(1).to_pyarrow().to_pylist()
         head, why = (
             (str(found[0]["arm"]) if found else arms[0]),
             f"the arm of the first row of {name}",
