@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from evaldelta import __version__
 from evaldelta._slicing import Notes, SlicingBuilder
@@ -28,7 +29,16 @@ from evaldelta.model import (
     MetricResult,
 )
 from evaldelta.pin_check import undeclared_differences
-from evaldelta.sources import ReadOptions, Source, TableSet, display_path, read_sources
+from evaldelta.sources import (
+    ReadOptions,
+    Source,
+    TableSet,
+    display_path,
+    is_default,
+    move_rows,
+    open_backend,
+    read_sources,
+)
 from evaldelta.sources._errors import reading_errors
 from evaldelta.sources._values import as_text
 
@@ -111,6 +121,8 @@ def compare(
     allowed_pin_differences: Sequence[str] = (),
     three_arm: Sequence[str] | None = None,
     read_options: ReadOptions | None = None,
+    backend: Any = None,
+    table: str | None = None,
 ) -> Comparison:
     """Compare a baseline arm with one or more candidates; see the README for what is reported.
 
@@ -130,6 +142,10 @@ def compare(
     comparison then carries a :class:`~evaldelta.model.ThreeArmSummary` on the first metric
     and slicing column. Without it, the roles are read from a run store's pins when a
     compared cascade arm's cheap and strong steps are compared arms too.
+    ``backend`` is where the queries run: ``None``/``"duckdb"`` (embedded), ``"spark"``, an
+    Ibis connection URL or an Ibis connection; the files are read on DuckDB and their rows
+    moved there once. With ``table``, the rows are that backend's table instead of files
+    (:mod:`evaldelta.sources._backend`).
     """
     if interval not in INTERVALS:
         raise UsageError(f"unknown interval {interval!r}; choose one of {', '.join(INTERVALS)}")
@@ -140,8 +156,10 @@ def compare(
     if not by:
         by = ("slice",)
     options = dataclasses.replace(read_options or ReadOptions(), outputs_on_demand=True)
-    tables = read_sources(
-        _sources(files),
+    tables = _read(
+        files,
+        backend,
+        table,
         slice_columns=tuple(by),
         metrics=tuple(metrics) if metrics else None,
         critical_column=critical.column if critical else None,
@@ -245,6 +263,21 @@ def compare(
         three_arm=summary,
         imports=tables.reports,
     )
+
+
+def _read(
+    files: Sequence[Source | str | Path], backend: Any, table: str | None, **kwargs: Any
+) -> TableSet:
+    """The canonical relation on ``backend``: files read on DuckDB and moved, or its table."""
+    if table is not None:
+        if is_default(backend):
+            raise UsageError("--table NAME reads a table of --backend spark or an Ibis URL")
+        if files:
+            raise UsageError("give either input files or --table NAME, not both")
+        con = open_backend(backend)
+        return read_sources([Source(Path(table), format="table")], con=con, **kwargs)
+    tables = read_sources(_sources(files), **kwargs)
+    return tables if is_default(backend) else move_rows(tables, open_backend(backend))
 
 
 def _input_name(source: Source) -> str:
