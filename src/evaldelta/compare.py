@@ -269,15 +269,15 @@ def _read(
     files: Sequence[Source | str | Path], backend: Any, table: str | None, **kwargs: Any
 ) -> TableSet:
     """The canonical relation on ``backend``: files read on DuckDB and moved, or its table."""
+    if table is not None and is_default(backend):
+        raise UsageError("--table NAME reads a table of --backend spark or an Ibis URL")
+    if table is not None and files:
+        raise UsageError("give either input files or --table NAME, not both")
+    con = None if is_default(backend) else open_backend(backend)  # a bad one fails first
     if table is not None:
-        if is_default(backend):
-            raise UsageError("--table NAME reads a table of --backend spark or an Ibis URL")
-        if files:
-            raise UsageError("give either input files or --table NAME, not both")
-        con = open_backend(backend)
         return read_sources([Source(Path(table), format="table")], con=con, **kwargs)
     tables = read_sources(_sources(files), **kwargs)
-    return tables if is_default(backend) else move_rows(tables, open_backend(backend))
+    return tables if con is None else move_rows(tables, con)
 
 
 def _input_name(source: Source) -> str:

@@ -76,8 +76,10 @@ def spark_connect() -> Any:
         ) from None
     import ibis
 
-    # PySpark 4.0's toPandas (under Ibis's to_pyarrow) passes copy= to pandas 3: not ours
-    warnings.filterwarnings("ignore", "The copy keyword is deprecated", module="pyspark")
+    # PySpark 4.0's toPandas (under Ibis's to_pyarrow) uses options and arguments pandas 3
+    # deprecates (copy=, future.infer_string): a warning per query, and not ours to fix
+    warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"pyspark(\.|$)")
+    warnings.filterwarnings("ignore", "The 'future.infer_string' option", DeprecationWarning)
     session = SparkSession.getActiveSession()
     if session is None:
         builder: Any = SparkSession.builder.appName("evaldelta")
