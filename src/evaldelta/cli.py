@@ -18,6 +18,7 @@ import typer
 from evaldelta._progress import working
 from evaldelta.commands._shared import (
     ArmOpt,
+    BackendOpt,
     BaselineOpt,
     CandidateOpt,
     CaseKeyOpt,
@@ -33,10 +34,11 @@ from evaldelta.commands._shared import (
     ScaleOpt,
     StoreOpt,
     StrictOpt,
+    TableOpt,
     TrafficOpt,
     announce_imports,
     announce_warnings,
-    inputs_from,
+    inputs_or_table,
     parse_scale,
     read_options,
     write_output,
@@ -142,12 +144,14 @@ def compare_cmd(
     case_key: CaseKeyOpt = None,
     filter: FilterOpt = None,
     strict: StrictOpt = False,
+    backend: BackendOpt = "duckdb",
+    table: TableOpt = None,
 ) -> None:
     """Compare a baseline with candidates: per-slice paired deltas, standardized and pooled."""
     from evaldelta.comparison import compare
     from evaldelta.report import render_json, render_markdown, render_text
 
-    sources = inputs_from(files, arm, store, run)
+    sources = inputs_or_table(files, arm, store, run, table)
     options: dict[str, Any] = {
         "baseline": baseline,
         "candidates": candidate or None,
@@ -161,12 +165,14 @@ def compare_cmd(
         "allowed_pin_differences": tuple(allow_pin_diff or ()),
         "three_arm": tuple(three_arm.split(",")) if three_arm is not None else None,
         "read_options": read_options(columns, case_key, filter, strict),
+        "backend": backend,
+        "table": table,
     }
     fmt = resolve_format(format, output)
     if policy is not None:
         _compare_and_gate(sources, policy, metric, fmt, output, options, png)
         return
-    with working("evaldelta: reading rows and reducing them in DuckDB..."):
+    with working(f"evaldelta: reading rows and reducing them ({backend})..."):
         result = compare(sources, metrics=tuple(metric) if metric else None, **options)
     announce_imports(result.imports)
     announce_warnings(result)

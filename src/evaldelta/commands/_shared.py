@@ -124,6 +124,22 @@ RunOpt = Annotated[
     str | None,
     typer.Option("--run", help="The run to read from --store (id or prefix; default newest)."),
 ]
+BackendOpt = Annotated[
+    str,
+    typer.Option(
+        "--backend",
+        help="Where the queries run: duckdb (embedded), spark (PySpark local mode, or a "
+        "cluster through Spark Connect when SPARK_REMOTE is set), or an Ibis connection URL.",
+    ),
+]
+TableOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--table",
+        help="With --backend spark or a URL: the table there that holds the rows (the long "
+        "row format), read in place instead of files.",
+    ),
+]
 
 
 def parse_arm_files(values: list[str]) -> list[tuple[str, str]]:
@@ -164,6 +180,19 @@ def inputs_from(
     if not sources:
         raise UsageError("give at least one FILE, --arm NAME=FILE for each arm, or --store")
     return sources
+
+
+def inputs_or_table(
+    files: list[str] | None,
+    arms: list[str] | None,
+    store: Path | None,
+    run: str | None,
+    table: str | None,
+) -> list[Source]:
+    """:func:`inputs_from`, or no inputs when ``--table`` names the rows on the backend."""
+    if table is not None and not (files or arms or store):
+        return []
+    return inputs_from(files, arms, store, run)
 
 
 def read_options(

@@ -14,6 +14,7 @@ import typer
 
 from evaldelta.commands._shared import (
     ArmOpt,
+    BackendOpt,
     BaselineOpt,
     CandidateOpt,
     CaseKeyOpt,
@@ -29,10 +30,11 @@ from evaldelta.commands._shared import (
     ScaleOpt,
     StoreOpt,
     StrictOpt,
+    TableOpt,
     TrafficOpt,
     announce_imports,
     announce_warnings,
-    inputs_from,
+    inputs_or_table,
     parse_scale,
     read_options,
     write_output,
@@ -79,6 +81,8 @@ def gate_cmd(
     case_key: CaseKeyOpt = None,
     filter: FilterOpt = None,
     strict: StrictOpt = False,
+    backend: BackendOpt = "duckdb",
+    table: TableOpt = None,
 ) -> None:
     """Gate a release: apply a policy to the comparison; exit 0 pass, 1 fail, 3 inconclusive."""
     from evaldelta.errors import UsageError
@@ -91,7 +95,7 @@ def gate_cmd(
 
     if policy is None:
         raise UsageError("gate needs --policy FILE (a TOML policy; see examples/gate.toml)")
-    sources = inputs_from(files, arm, store, run)
+    sources = inputs_or_table(files, arm, store, run, table)
     comparison, verdict = compare_with_policy(
         sources,
         policy,
@@ -104,6 +108,8 @@ def gate_cmd(
         interval=interval.value,
         scale=parse_scale(scale),
         read_options=read_options(columns, case_key, filter, strict),
+        backend=backend,
+        table=table,
     )
     announce_imports(comparison.imports)
     announce_warnings(comparison)

@@ -15,11 +15,13 @@ import typer
 
 from evaldelta._progress import working
 from evaldelta.commands._shared import (
+    BackendOpt,
     CaseKeyOpt,
     ColumnsOpt,
     FilterOpt,
     OutputOpt,
     StrictOpt,
+    TableOpt,
     read_options,
     sources_from,
     write_output,
@@ -110,6 +112,8 @@ def plan_cmd(
     case_key: CaseKeyOpt = None,
     filter: FilterOpt = None,
     strict: StrictOpt = False,
+    backend: BackendOpt = "duckdb",
+    table: TableOpt = None,
 ) -> None:
     """Sample sizes and minimum detectable effects per slice; allocate a budget of cases."""
     from evaldelta.engine._mix import read_mix
@@ -126,9 +130,10 @@ def plan_cmd(
         )
         if value is not None
     ]
-    if sources and given:
+    pilot_given = bool(sources) or table is not None
+    if pilot_given and given:
         raise UsageError(f"{given[0]} is for planning without a pilot; drop it or the pilot")
-    if not sources and (baseline or candidate):
+    if not pilot_given and (baseline or candidate):
         raise UsageError("--baseline and --candidate name arms of a pilot (--from or --arm)")
     if floor is not None and budget is None:
         raise UsageError("--floor applies to an allocation; give --budget (and --traffic)")
@@ -136,7 +141,7 @@ def plan_cmd(
         raise UsageError("an allocation needs both --traffic and --budget")
     weights = read_mix(traffic) if traffic is not None else None
     fl = 300 if floor is None else floor
-    if sources:
+    if pilot_given:
         result = plan_from_pilot(
             sources,
             effect,
@@ -151,6 +156,8 @@ def plan_cmd(
             budget=budget,
             floor=fl,
             read_options=read_options(columns, case_key, filter, strict),
+            backend=backend,
+            table=table,
         )
     else:
         result = plan_from_summary(
@@ -200,6 +207,9 @@ def sample_cmd(
     format: Annotated[SampleFormat, typer.Option("--format", help="Report format.")] = (
         SampleFormat.text
     ),
+    backend: Annotated[
+        str, typer.Option("--backend", help="Where the queries run: duckdb only, for now.")
+    ] = "duckdb",
 ) -> None:
     """Draw a stratified, seeded sample of a traffic log with sampling weights and a mix file."""
     from evaldelta.planning.sampling import parse_band, sample
@@ -217,6 +227,7 @@ def sample_cmd(
             bands=[parse_band(b) for b in band or []],
             since=since,
             time_column=time_column,
+            backend=backend,
         )
     render = render_sample_json if format is SampleFormat.json else render_sample_text
     sys.stdout.write(render(result))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from evaldelta.comparison._build import Options, build
 from evaldelta.engine import CriticalSelector
@@ -19,7 +20,16 @@ from evaldelta.engine._mix import read_mix
 from evaldelta.engine.evidence import Evidence, Request, gather
 from evaldelta.errors import UsageError
 from evaldelta.model import Comparison
-from evaldelta.sources import ReadOptions, Source, display_path, read_sources
+from evaldelta.sources import (
+    ReadOptions,
+    Source,
+    TableSet,
+    display_path,
+    is_default,
+    move_rows,
+    open_backend,
+    read_sources,
+)
 from evaldelta.sources._errors import reading_errors
 
 __all__ = ["Evidence", "Options", "Request", "build", "compare", "gather"]
@@ -51,6 +61,8 @@ def compare(
     allowed_pin_differences: Sequence[str] = (),
     three_arm: Sequence[str] | None = None,
     read_options: ReadOptions | None = None,
+    backend: Any = None,
+    table: str | None = None,
 ) -> Comparison:
     """Compare a baseline arm with one or more candidates; see the README for what is reported.
 
@@ -70,17 +82,18 @@ def compare(
     comparison then carries a :class:`~evaldelta.model.ThreeArmSummary` on the first metric
     and slicing column. Without it, the roles are read from a run store's pins when a
     compared cascade arm's cheap and strong steps are compared arms too.
+    ``backend`` is where the queries run: ``None``/``"duckdb"`` (embedded), ``"spark"``, an
+    Ibis connection URL or an Ibis connection; the files are read on DuckDB and their rows
+    moved there once. With ``table``, the rows are that backend's table instead of files
+    (:mod:`evaldelta.sources._backend`).
     """
-    if interval not in INTERVALS:
-        raise UsageError(f"unknown interval {interval!r}; choose one of {', '.join(INTERVALS)}")
-    if list_limit is not None and (isinstance(list_limit, bool) or list_limit < 0):
-        raise UsageError(f"--list-limit takes a number of cases >= 0 (0 = all), not {list_limit}")
-    if not 0 < confidence < 1:
-        raise UsageError(f"confidence must lie strictly between 0 and 1, not {confidence}")
+    _check_options(interval, list_limit, confidence)
     by = tuple(by) or ("slice",)
     options = dataclasses.replace(read_options or ReadOptions(), outputs_on_demand=True)
-    tables = read_sources(
-        _sources(files),
+    tables = _read(
+        files,
+        backend,
+        table,
         slice_columns=by,
         metrics=tuple(metrics) if metrics else None,
         critical_column=critical.column if critical else None,
@@ -111,6 +124,30 @@ def compare(
             allowed_pin_differences=tuple(allowed_pin_differences),
         ),
     )
+
+
+def _check_options(interval: str, list_limit: int | None, confidence: float) -> None:
+    if interval not in INTERVALS:
+        raise UsageError(f"unknown interval {interval!r}; choose one of {', '.join(INTERVALS)}")
+    if list_limit is not None and (isinstance(list_limit, bool) or list_limit < 0):
+        raise UsageError(f"--list-limit takes a number of cases >= 0 (0 = all), not {list_limit}")
+    if not 0 < confidence < 1:
+        raise UsageError(f"confidence must lie strictly between 0 and 1, not {confidence}")
+
+
+def _read(
+    files: Sequence[Source | str | Path], backend: Any, table: str | None, **kwargs: Any
+) -> TableSet:
+    """The canonical relation on ``backend``: files read on DuckDB and moved, or its table."""
+    if table is not None and is_default(backend):
+        raise UsageError("--table NAME reads a table of --backend spark or an Ibis URL")
+    if table is not None and files:
+        raise UsageError("give either input files or --table NAME, not both")
+    con = None if is_default(backend) else open_backend(backend)  # a bad one fails first
+    if table is not None:
+        return read_sources([Source(Path(table), format="table")], con=con, **kwargs)
+    tables = read_sources(_sources(files), **kwargs)
+    return tables if con is None else move_rows(tables, con)
 
 
 def _chosen_mix(mix: str | Path, slices: list[str]) -> tuple[str, dict[str, float] | None]:

@@ -34,6 +34,9 @@ __all__ = [
 
 ALL = "__all__"
 _TABLE_IDS = itertools.count()
+# Clusters in one order on every backend (nulls first: DuckDB and Spark differ by default),
+# so the clustered SE and its df sum the same numbers in the same order.
+_BY_CLUSTER = [ibis.asc("slice", nulls_first=True), ibis.asc("cl", nulls_first=True)]
 
 
 @dataclass(frozen=True)
@@ -171,8 +174,7 @@ def build_case_table(
                 for i in range(len(arms))
             }
         )
-    name = f"_evaldelta_cases_{next(_TABLE_IDS)}"
-    table = tables.con.create_table(name, grouped, temp=True)
+    table = _keep(tables, grouped)
     _check_duplicates(tables, table, arms)
     for col in tables.slice_columns:
         clash = _rows(
@@ -190,6 +192,18 @@ def build_case_table(
                 where,
             )
     return CaseTable(table=table, arms=arms, metric=metric, tables=tables)
+
+
+def _keep(tables: TableSet, expr: ir.Table) -> ir.Table:
+    """``expr`` computed once and kept in the backend for the small queries that follow.
+
+    A temporary table on DuckDB; elsewhere Ibis's cache (a persisted DataFrame on Spark,
+    which has no temporary tables), released when the last expression over it is gone.
+    Ibis 12's release of a DuckDB cache fails (``DROP TABLE IF EXISTS`` without a name).
+    """
+    if tables.con.name == "duckdb":
+        return tables.con.create_table(f"_evaldelta_cases_{next(_TABLE_IDS)}", expr, temp=True)
+    return expr.cache()
 
 
 def _check_duplicates(tables: TableSet, table: ir.Table, arms: tuple[str, ...]) -> None:
@@ -241,6 +255,21 @@ def slice_weight_totals(cases: CaseTable, by: str) -> dict[str, float]:
     return {str(r["slice"]): float(r["total"]) for r in rows if r["total"]}
 
 
+def _exact_sum(x: Any, where: Any = None) -> Any:
+    """The sum of a float column, the same on every backend whatever the order of the rows.
+
+    A float sum depends on the order it is taken in (DuckDB's threads, Spark's partitions),
+    and a variance from sums of squares magnifies that: values below 1e12 in magnitude are
+    summed exactly as DECIMAL(38, 18) (rounded to 1e-18 first), so the per-slice moments
+    agree across engines; larger ones (rare, and past any score scale) as floats, which
+    still overflow to infinity where they must (the "too large to summarize" check).
+    """
+    small = x.abs() < 1e12
+    wanted = ibis.literal(True) if where is None else where
+    exact = ibis.ifelse(small & wanted, x, 0.0).cast("decimal(38, 18)").sum().cast("float64")
+    return exact + x.sum(where=~small & wanted).fill_null(0.0)
+
+
 def _moments(n: Any, total: Any, sumsq: Any) -> Moments:
     return Moments(int(n or 0), float(total or 0.0), float(sumsq or 0.0))
 
@@ -255,12 +284,12 @@ def reduce_arm_slices(cases: CaseTable, by: str) -> list[ArmSliceStats]:
         aggs[f"att{i}"] = n.sum()
         aggs[f"rev{i}"] = k.sum()
         aggs[f"sn{i}"] = m.count()
-        aggs[f"st{i}"] = m.sum()
-        aggs[f"ss{i}"] = (m * m).sum()
+        aggs[f"st{i}"] = _exact_sum(m)
+        aggs[f"ss{i}"] = _exact_sum(m * m)
         aggs[f"pos{i}"] = (m > 0).sum()
         aggs[f"neg{i}"] = (m < 1).sum()
         aggs[f"mx{i}"] = k.max()
-        aggs[f"at{i}"] = w[f"t{i}"].sum()
+        aggs[f"at{i}"] = _exact_sum(w[f"t{i}"])
         if cases.tables.has_cost:
             aggs[f"cost{i}"] = w[f"c{i}"].sum()
     per_slice = _rows(w.group_by(slice=w[f"s_{by}"]).aggregate(**aggs).order_by("slice"))
@@ -296,10 +325,12 @@ def _cluster_sums_arm(
     aggs: dict[str, Any] = {}
     for i in range(len(cases.arms)):
         aggs[f"n{i}"] = w[f"m{i}"].count()
-        aggs[f"s{i}"] = w[f"m{i}"].sum()
+        aggs[f"s{i}"] = _exact_sum(w[f"m{i}"])
     result: dict[tuple[int, str], list[tuple[int, float]]] = {}
-    grouped = _rows(w.group_by(slice=w[f"s_{by}"], cl=w.cluster).aggregate(**aggs))
-    overall = _rows(w.group_by(cl=w.cluster).aggregate(**aggs))
+    grouped = _rows(
+        w.group_by(slice=w[f"s_{by}"], cl=w.cluster).aggregate(**aggs).order_by(_BY_CLUSTER)
+    )
+    overall = _rows(w.group_by(cl=w.cluster).aggregate(**aggs).order_by(_BY_CLUSTER[1:]))
     for row in overall:
         row["slice"] = ALL
     for row in [*grouped, *overall]:
@@ -319,13 +350,13 @@ def reduce_pair_slices(cases: CaseTable, by: str, candidate_index: int) -> list[
     d = mc - mb
     aggs: dict[str, Any] = {
         "n": paired.sum(),
-        "dt": d.sum(),
-        "dss": (d * d).sum(),
+        "dt": _exact_sum(d),
+        "dss": _exact_sum(d * d),
         "nz": (paired & (d != 0)).sum(),
-        "bt": mb.sum(where=paired),
-        "bss": (mb * mb).sum(where=paired),
-        "ct": mc.sum(where=paired),
-        "css": (mc * mc).sum(where=paired),
+        "bt": _exact_sum(mb, paired),
+        "bss": _exact_sum(mb * mb, paired),
+        "ct": _exact_sum(mc, paired),
+        "css": _exact_sum(mc * mc, paired),
         "pp": (paired & (mb == 1) & (mc == 1)).sum(),
         "pf": (paired & (mb == 1) & (mc == 0)).sum(),
         "fp": (paired & (mb == 0) & (mc == 1)).sum(),
@@ -339,12 +370,13 @@ def reduce_pair_slices(cases: CaseTable, by: str, candidate_index: int) -> list[
     overall[0]["slice"] = ALL
     clusters: dict[str, tuple[tuple[int, float], ...]] = {}
     if cases.tables.has_cluster:
-        c_aggs = {"n": paired.sum(), "s": d.sum()}
-        for row in _rows(w.group_by(slice=w[f"s_{by}"], cl=w.cluster).aggregate(**c_aggs)):
+        c_aggs = {"n": paired.sum(), "s": _exact_sum(d)}
+        per_cluster = w.group_by(slice=w[f"s_{by}"], cl=w.cluster).aggregate(**c_aggs)
+        for row in _rows(per_cluster.order_by(_BY_CLUSTER)):
             if row["n"]:
                 clusters.setdefault(str(row["slice"]), ())
                 clusters[str(row["slice"])] += ((int(row["n"]), float(row["s"])),)
-        for row in _rows(w.group_by(cl=w.cluster).aggregate(**c_aggs)):
+        for row in _rows(w.group_by(cl=w.cluster).aggregate(**c_aggs).order_by(_BY_CLUSTER[1:])):
             if row["n"]:
                 clusters.setdefault(ALL, ())
                 clusters[ALL] += ((int(row["n"]), float(row["s"])),)

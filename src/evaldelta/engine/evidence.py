@@ -43,6 +43,7 @@ from evaldelta.errors import BadValueError, UsageError
 from evaldelta.model import OUTPUT_CHARS, PinValue
 from evaldelta.sources import Source, TableSet, display_path
 from evaldelta.sources._report import ImportReport
+from evaldelta.sources._values import as_text, stripped
 
 __all__ = [
     "Evidence",
@@ -302,7 +303,10 @@ def _arm_order(tables: TableSet) -> tuple[list[str], str]:
     elif ordered:
         head, why = ordered[0], f"the first arm of the first input, {name}"
     else:
-        found = t.filter(t._src == 0).select("arm").limit(1).to_pyarrow().to_pylist()
+        # the source's own table, where "first row" is defined: the moved relation's
+        # row order is the engine's (Spark, a warehouse) and a table has none at all
+        src = first.table
+        found = src.select(arm=stripped(as_text(src.arm))).limit(1).to_pyarrow().to_pylist()
         head, why = (
             (str(found[0]["arm"]) if found else arms[0]),
             f"the arm of the first row of {name}",

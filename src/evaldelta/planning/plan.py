@@ -22,7 +22,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from evaldelta import stats
 from evaldelta.errors import UsageError
@@ -467,10 +467,13 @@ def plan_from_pilot(
     budget: int | None = None,
     floor: int = 300,
     read_options: ReadOptions | None = None,
+    backend: Any = None,
+    table: str | None = None,
 ) -> Plan:
     """Run :func:`evaldelta.comparison.compare` on pilot files, then :func:`plan_from_comparison`.
 
-    ``metric`` defaults to the sources' first default metric (``score`` for tidy files).
+    ``metric`` defaults to the sources' first default metric (``score`` for tidy files);
+    ``backend`` and ``table`` are compare's (where the queries run; rows already there).
     """
     from evaldelta.comparison import compare
 
@@ -482,6 +485,8 @@ def plan_from_pilot(
         by=(by,),
         metrics=(metric,) if metric else None,
         read_options=read_options,
+        backend=backend,
+        table=table,
     )
     metric = comparison.metrics[0].metric
     return plan_from_comparison(

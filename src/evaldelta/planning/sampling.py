@@ -19,10 +19,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from evaldelta.engine._sample import Band, StrataCount, TrafficScan
 from evaldelta.errors import UsageError
 from evaldelta.planning.allocation import allocate
+from evaldelta.sources import is_default
 from evaldelta.sources._errors import reading_errors
 from evaldelta.sources.tidy import output_kind
 
@@ -112,6 +114,7 @@ def sample(
     bands: Sequence[Band] = (),
     since: str | None = None,
     time_column: str = "timestamp",
+    backend: Any = None,
 ) -> SampleResult:
     """Draw a stratified sample from a traffic log and write it with sampling weights.
 
@@ -126,8 +129,14 @@ def sample(
     inclusion probability, Horvitz and Thompson 1952), so weights sum to ``N_k`` per slice;
     the traffic shares ``N_k / N`` go to ``<stem>.mix.csv`` beside ``output``. ``since``
     keeps rows whose ``time_column`` is on or after it (UTC; rows without a time are left
-    out and counted).
+    out and counted). ``backend`` must be DuckDB (``None``/``"duckdb"``) for now: the
+    ranking and the copy are DuckDB SQL (:mod:`evaldelta.engine._sample`).
     """
+    if not is_default(backend):
+        raise UsageError(
+            f"sample runs on DuckDB only; backend {backend!r} is not supported yet "
+            "(compare, gate and plan take --backend)"
+        )
     out = Path(output)
     out_kind = output_kind(out)
     if isinstance(floor, bool) or floor < 0:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from evaldelta._lazy import lazy_names
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time each loads on first use
+    from evaldelta.sources._backend import is_default, move_rows, open_backend
     from evaldelta.sources._canonical import (
         TableSet,
         default_metrics,
@@ -58,8 +59,11 @@ _WHERE = {
     "display_path": "evaldelta.sources._pins",
     "flatten_pins": "evaldelta.sources._pins",
     "format_names": "evaldelta.sources._registry",
+    "is_default": "evaldelta.sources._backend",
     "import_rows": "evaldelta.sources._export",
     "locate": "evaldelta.sources._canonical",
+    "move_rows": "evaldelta.sources._backend",
+    "open_backend": "evaldelta.sources._backend",
     "open_sources": "evaldelta.sources._canonical",
     "parse_columns": "evaldelta.sources._source",
     "parse_source": "evaldelta.sources._source",
@@ -88,7 +92,10 @@ __all__ = [
     "flatten_pins",
     "format_names",
     "import_rows",
+    "is_default",
     "locate",
+    "move_rows",
+    "open_backend",
     "open_sources",
     "parse_columns",
     "parse_source",

@@ -43,6 +43,7 @@ _MODULES = (
     "evaldelta.sources.importers.helm",
     "evaldelta.sources.importers.openai_evals",
     "evaldelta.sources.importers.lighteval",
+    "evaldelta.sources.table",  # never sniffed: only named (--table NAME)
     "evaldelta.sources.tidy",
 )
 # (case ids, arms, max chars) -> {(case_id, arm): the output of its lowest repeat}

@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each loads on fir
         z_critical,
     )
     from evaldelta.stats._results import (
+        BreakEven,
         ConfidenceInterval,
         DegenerateDataWarning,
         Estimate,
@@ -54,7 +55,7 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each loads on fir
         TestResult,
         UnpairedResult,
     )
-    from evaldelta.stats._sensitivity import BreakEven, break_even, delta_at_share
+    from evaldelta.stats._sensitivity import break_even, delta_at_share
     from evaldelta.stats._settle import pairs_to_clear_paired_binary, pairs_to_clear_t
     from evaldelta.stats._standardize import fixed_mix, simpson_check, standardize
     from evaldelta.stats._thresholds import (
@@ -66,7 +67,7 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each loads on fir
     )
 
 _WHERE = {
-    "BreakEven": "evaldelta.stats._sensitivity",
+    "BreakEven": "evaldelta.stats._results",
     "break_even": "evaldelta.stats._sensitivity",
     "delta_at_share": "evaldelta.stats._sensitivity",
     "ConfidenceInterval": "evaldelta.stats._results",

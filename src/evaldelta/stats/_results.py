@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
 
 __all__ = [
+    "BreakEven",
     "ConfidenceInterval",
     "DegenerateDataWarning",
     "Estimate",
@@ -237,3 +238,20 @@ class PowerResult:
     alpha: float
     alternative: str
     method: str
+
+
+@dataclass(frozen=True)
+class BreakEven:
+    """One slice's break-even shares of a fixed-mix delta (shares in [0, 1], or None).
+
+    ``sign_flip``: the share at which the delta is 0 (None when no share in [0, 1] is);
+    ``interval_flips``: the shares, ascending, at which an end of the interval crosses 0.
+    """
+
+    slice: str
+    share: float  # today's share of the mix (normalized)
+    delta: float  # the fixed-mix delta at today's share
+    sign_flip: float | None
+    interval_flips: tuple[float, ...]
+    slice_delta: float  # d_j
+    rest_delta: float  # A: the delta of the other slices, mixed among themselves

@@ -19,29 +19,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from evaldelta.stats._proportions import z_critical
+from evaldelta.stats._results import BreakEven
 from evaldelta.stats._validate import check_confidence, check_nonnegative, check_real
 
-__all__ = ["BreakEven", "break_even", "delta_at_share"]
-
-
-@dataclass(frozen=True)
-class BreakEven:
-    """One slice's break-even shares of a fixed-mix delta (shares in [0, 1], or None).
-
-    ``sign_flip``: the share at which the delta is 0 (None when no share in [0, 1] is);
-    ``interval_flips``: the shares, ascending, at which an end of the interval crosses 0.
-    """
-
-    slice: str
-    share: float  # today's share of the mix (normalized)
-    delta: float  # the fixed-mix delta at today's share
-    sign_flip: float | None
-    interval_flips: tuple[float, ...]
-    slice_delta: float  # d_j
-    rest_delta: float  # A: the delta of the other slices, mixed among themselves
+__all__ = ["break_even", "delta_at_share"]
 
 
 def _parts(
