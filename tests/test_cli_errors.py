@@ -230,3 +230,30 @@ def test_one_arm_unlabeled_says_why_nothing_is_paired(run_cli, write):
     res = run_cli("compare", path)
     assert res.code == 0, res.err
     assert "share no scored case (2 cases are in both arms but unlabeled in one)" in res.out
+
+
+def test_out_of_memory_is_a_one_line_error_naming_the_limit(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Past DuckDB's buffer limit the command says which setting to raise (exit 2, not 70)."""
+    import os
+    import subprocess
+    import sys
+
+    import duckdb
+
+    path = tmp_path / "rows.parquet"
+    duckdb.sql(
+        "SELECT 'c' || (i // 2) AS case_id, CASE WHEN i % 2 = 0 THEN 'a' ELSE 'b' END AS arm, "
+        "'s' || (i % 7) AS slice, (hash(i) % 2)::DOUBLE AS score FROM range(400000) t(i)"
+    ).write_parquet(str(path))
+    env = {**os.environ, "EVALDELTA_MEMORY_LIMIT": "8MB"}
+    env.pop("EVALDELTA_DEBUG", None)
+    res = subprocess.run(
+        [sys.executable, "-m", "evaldelta.cli", "compare", str(path), "-o", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert res.returncode == 2, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in res.stderr
+    assert "out of memory" in lines[0] and "EVALDELTA_MEMORY_LIMIT=8MB" in lines[0]

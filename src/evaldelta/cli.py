@@ -320,6 +320,15 @@ def main() -> None:
     except Exception as exc:
         if os.environ.get("EVALDELTA_DEBUG") == "1":
             raise
+        if type(exc).__name__ == "OutOfMemoryException":  # DuckDB's, past its buffer limit
+            limit = os.environ.get("EVALDELTA_MEMORY_LIMIT", "512MB")
+            typer.echo(
+                f"evaldelta: error: out of memory: these rows need more than DuckDB's buffer "
+                f"of EVALDELTA_MEMORY_LIMIT={limit}; raise it and rerun (100M rows need about "
+                "EVALDELTA_MEMORY_LIMIT=1500MB)",
+                err=True,
+            )
+            sys.exit(2)
         typer.echo(
             f"evaldelta: internal error: {type(exc).__name__}: {exc} "
             "(a bug: please report it; EVALDELTA_DEBUG=1 shows the traceback)",
