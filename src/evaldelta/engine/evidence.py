@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from evaldelta.engine._critical import CriticalSelector, CriticalStats, critical_stats
@@ -143,7 +143,6 @@ class Evidence:
     three_arm: ThreeArmEvidence | None = None
     critical_selector: str = ""
     scale: tuple[float, float] | None = None
-    notes: tuple[str, ...] = field(default=())
 
     @property
     def baseline(self) -> str:
