@@ -45,6 +45,14 @@ def test_help_and_package_imports_stay_light(code: str) -> None:
     assert not heavy, f"imported on the fast path: {heavy[:8]}"
 
 
+def test_help_is_plain_click_help_without_rich() -> None:
+    # typer formats help with rich (and markdown-it, for rich markup) when the app asks for it:
+    # about 0.2 s of the 0.3 s budget, so the app sets rich_markup_mode=None
+    loaded = _loaded(HELP)
+    fancy = sorted(m for m in loaded if m.split(".")[0] in ("rich", "markdown_it", "pygments"))
+    assert not fancy, f"--help imported {fancy[:8]}"
+
+
 def test_help_does_not_load_the_readers() -> None:
     # the command modules import evaldelta.sources (its dataclasses, the registry) inside the
     # commands that read rows: about 10 ms of the 0.3 s that --help may take
@@ -117,6 +125,7 @@ def test_compare_on_the_command_line_does_not_import_what_it_does_not_use(tmp_pa
     )
     loaded = _loaded(code)
     assert "evaldelta.stats._paired" in loaded  # it did compare
-    unused = ("scipy.stats", "scipy.optimize", "statsmodels", "matplotlib", "jinja2")
+    # pandas: Ibis's DuckDB to_pyarrow imports it (0.45 s) for nothing; sources/_fetch.py not
+    unused = ("scipy.stats", "scipy.optimize", "statsmodels", "matplotlib", "jinja2", "pandas")
     slow = sorted(m for m in loaded if m.startswith(unused))
     assert not slow, f"evaldelta compare (text) imported {slow[:8]}"

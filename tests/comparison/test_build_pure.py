@@ -117,14 +117,24 @@ def hand_built() -> Evidence:
 @pytest.fixture
 def no_queries(monkeypatch: pytest.MonkeyPatch) -> None:
     """Any Ibis execution during the test fails it."""
+    _refuse_queries(monkeypatch)
+
+
+def _refuse_queries(monkeypatch: pytest.MonkeyPatch) -> None:
     import ibis.expr.types as ir
 
     def refuse(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("phase two ran a query")
 
+    from ibis.backends.duckdb import Backend
+
     for name in ("to_pyarrow", "execute", "to_pyarrow_batches", "to_polars"):
         assert hasattr(ir.Expr, name), name
         monkeypatch.setattr(ir.Expr, name, refuse)
+    # evaldelta.sources._fetch runs DuckDB relations itself (no pandas import): refuse those
+    for name in ("_to_duckdb_relation", "raw_sql", "sql"):
+        assert hasattr(Backend, name), name
+        monkeypatch.setattr(Backend, name, refuse)
 
 
 def test_hand_built_evidence_gives_the_papers_limits(no_queries: None) -> None:
@@ -170,10 +180,11 @@ def test_gathered_evidence_holds_only_plain_values(tmp_path: Any) -> None:
     assert not odd, odd
 
 
-def test_the_guard_catches_a_query(no_queries: None, tmp_path: Any) -> None:
+def test_the_guard_catches_a_query(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     """The no-query guard above is not vacuous: phase one under it fails."""
     path = tmp_path / "rows.csv"
     path.write_text("case_id,arm,score\nc1,v1,1\nc1,v2,0\n")
     tables = read_sources([parse_source(str(path))], slice_columns=("slice",))
+    _refuse_queries(monkeypatch)
     with pytest.raises(AssertionError, match="ran a query"):
         gather(tables, Request())

@@ -15,6 +15,7 @@ import ibis
 
 from evaldelta.errors import Location, PolicyError, UsageError
 from evaldelta.sources import TableSet
+from evaldelta.sources._fetch import arrow, rows
 
 __all__ = [
     "MAX_CRITICAL",
@@ -93,7 +94,7 @@ def reduce_critical(
         .group_by("case_id")
         .aggregate(f_id=t._f_id.any(), f_col=t._f_col.any(), f_tag=t._f_tag.any())
     )
-    count = int(chosen.count().to_pyarrow().as_py())
+    count = int(arrow(chosen.count()).as_py())
     chosen = chosen.order_by("case_id").limit(MAX_CRITICAL)
     score = t[f"m_{metric}"]
     slice_aggs: dict[str, Any] = {f"s_{c}": t[f"by_{c}"].min() for c in tables.slice_columns}
@@ -109,7 +110,7 @@ def reduce_critical(
         .order_by(["case_id", "arm"])
     )
     out = []
-    for row in per_arm.to_pyarrow().to_pylist():
+    for row in rows(per_arm):
         flagged = tuple(
             name
             for name, key in (("id", "f_id"), ("column", "f_col"), ("tag", "f_tag"))

@@ -20,6 +20,7 @@ import ibis
 import pyarrow as pa
 
 from evaldelta.engine._reduce import ALL, CaseTable
+from evaldelta.sources._fetch import rows as _rows
 
 __all__ = ["MAX_BINS", "DeltaBins", "delta_histograms"]
 
@@ -35,10 +36,6 @@ class DeltaBins:
     zero: int
     edges: tuple[float, ...]
     counts: tuple[int, ...]
-
-
-def _rows(expr: Any) -> list[dict[str, Any]]:
-    return expr.to_pyarrow().to_pylist()  # type: ignore[no-any-return]
 
 
 def _bins(n_nonzero: int, distinct: int, max_bins: int) -> int:

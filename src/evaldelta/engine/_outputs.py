@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import ibis
 
 from evaldelta.sources import TableSet
+from evaldelta.sources._fetch import rows as fetch_rows
 from evaldelta.sources._values import as_text
 
 __all__ = ["case_outputs"]
@@ -43,16 +44,13 @@ def case_outputs(
             if "repeat" in table.columns
             else ibis.literal(0, type="int64")
         )
-        rows = (
+        rows = fetch_rows(
             table.select(
                 case_id=as_text(table.case_id),
                 arm=arm,
                 repeat=repeat,
                 output=as_text(table.output).substr(0, max_chars + 1),
-            )
-            .filter(lambda t: t.case_id.isin(wanted_ids) & t.arm.isin(list(arms)))
-            .to_pyarrow()
-            .to_pylist()
+            ).filter(lambda t: t.case_id.isin(wanted_ids) & t.arm.isin(list(arms)))
         )
         for row in rows:
             if row["output"] is None:

@@ -20,6 +20,7 @@ import ibis.expr.types as ir
 
 from evaldelta.errors import DuplicateRowError, SliceConflictError
 from evaldelta.sources import TableSet, locate
+from evaldelta.sources._fetch import rows as _rows
 
 __all__ = [
     "ArmSliceStats",
@@ -118,10 +119,6 @@ class CaseTable:
     arms: tuple[str, ...]
     metric: str
     tables: TableSet
-
-
-def _rows(expr: Any) -> list[dict[str, Any]]:
-    return expr.to_pyarrow().to_pylist()  # type: ignore[no-any-return]
 
 
 def build_case_table(

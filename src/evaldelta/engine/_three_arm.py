@@ -23,6 +23,7 @@ from evaldelta.engine._reduce import ALL, CaseTable, Moments, build_case_table
 from evaldelta.errors import UsageError
 from evaldelta.model import PinValue
 from evaldelta.sources import TableSet
+from evaldelta.sources._fetch import rows as _rows
 
 __all__ = [
     "Escalation",
@@ -105,10 +106,6 @@ def roles_from_pins(
         if p.get("kind") == "cascade" and cheap in arms and strong in arms and cheap != strong:
             return str(cheap), arm, str(strong)
     return None
-
-
-def _rows(expr: Any) -> list[dict[str, Any]]:
-    return expr.to_pyarrow().to_pylist()  # type: ignore[no-any-return]
 
 
 def escalation_basis(tables: TableSet, cheap_arm: str) -> Escalation | None:

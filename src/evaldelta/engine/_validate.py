@@ -14,13 +14,10 @@ from evaldelta.errors import (
     UnreadableFileError,
 )
 from evaldelta.sources import TableSet, locate
+from evaldelta.sources._fetch import rows as _rows
 from evaldelta.sources._values import not_finite, not_finite_row
 
 __all__ = ["Validated", "validate"]
-
-
-def _rows(expr: object) -> list[dict[str, object]]:
-    return expr.to_pyarrow().to_pylist()  # type: ignore[attr-defined,no-any-return]
 
 
 def validate(tables: TableSet, scale: tuple[float, float] | None = None) -> Validated:

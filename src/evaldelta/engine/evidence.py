@@ -42,6 +42,7 @@ from evaldelta.engine._validate import validate
 from evaldelta.errors import BadValueError, UsageError
 from evaldelta.model import OUTPUT_CHARS, PinValue
 from evaldelta.sources import Source, TableSet, display_path
+from evaldelta.sources._fetch import rows as fetch_rows
 from evaldelta.sources._report import ImportReport
 from evaldelta.sources._values import as_text, stripped
 
@@ -291,7 +292,7 @@ def _arm_order(tables: TableSet) -> tuple[list[str], str]:
     """
     t = tables.rows
     rows = t.group_by("arm").aggregate(src=t._src.min()).order_by(["src", "arm"])
-    arms = [str(r["arm"]) for r in rows.to_pyarrow().to_pylist()]
+    arms = [str(r["arm"]) for r in fetch_rows(rows)]
     first = tables.opened[0]
     name = input_name(first.source)
     ordered = [a for a in first.arm_order if a in arms]
@@ -305,7 +306,7 @@ def _arm_order(tables: TableSet) -> tuple[list[str], str]:
         # the source's own table, where "first row" is defined: the moved relation's
         # row order is the engine's (Spark, a warehouse) and a table has none at all
         src = first.table
-        found = src.select(arm=stripped(as_text(src.arm))).limit(1).to_pyarrow().to_pylist()
+        found = fetch_rows(src.select(arm=stripped(as_text(src.arm))).limit(1))
         head, why = (
             (str(found[0]["arm"]) if found else arms[0]),
             f"the arm of the first row of {name}",
@@ -336,7 +337,7 @@ def resolve_arms(
 def _slice_names(cases: CaseTable, column: str) -> list[str]:
     """The slices of ``column`` over the compared arms' cases, in order."""
     t = cases.table
-    rows = t.select(s=t[f"s_{column}"]).distinct().order_by("s").to_pyarrow().to_pylist()
+    rows = fetch_rows(t.select(s=t[f"s_{column}"]).distinct().order_by("s"))
     return [str(r["s"]) for r in rows]
 
 
@@ -344,7 +345,7 @@ def _is_binary(tables: TableSet, arms: tuple[str, ...], metric: str) -> bool:
     t = tables.rows.filter(tables.rows.arm.isin(list(arms)))
     col = t[f"m_{metric}"]
     other = (col.notnull() & ~col.isin([0.0, 1.0])).sum()
-    return bool(t.aggregate(k=other).to_pyarrow().to_pylist()[0]["k"] == 0)
+    return bool(fetch_rows(t.aggregate(k=other))[0]["k"] == 0)
 
 
 def _slice_sizes(cases: CaseTable, column: str) -> tuple[int, int]:
@@ -355,5 +356,5 @@ def _slice_sizes(cases: CaseTable, column: str) -> tuple[int, int]:
     """
     t = cases.table
     sizes = t.group_by(s=t[f"s_{column}"]).aggregate(n=t.count())
-    row = sizes.aggregate(k=sizes.count(), single=(sizes.n == 1).sum()).to_pyarrow().to_pylist()
+    row = fetch_rows(sizes.aggregate(k=sizes.count(), single=(sizes.n == 1).sum()))
     return int(row[0]["k"] or 0), int(row[0]["single"] or 0)

@@ -22,6 +22,8 @@ import ibis.expr.types as ir
 from evaldelta.errors import DuplicateRowError, UsageError
 from evaldelta.sources._canonical import open_sources
 from evaldelta.sources._errors import reading_errors
+from evaldelta.sources._fetch import arrow
+from evaldelta.sources._fetch import rows as fetch_rows
 from evaldelta.sources._registry import Opened
 from evaldelta.sources._report import ImportReport
 from evaldelta.sources._source import ReadOptions, Source
@@ -81,7 +83,7 @@ def _aligned(opened: Sequence[Opened]) -> ir.Table:
 def _check_unique(rows: ir.Table) -> None:
     keys = ["arm", "case_id"] + (["repeat"] if "repeat" in rows.columns else [])
     dup = rows.group_by(keys).aggregate(k=rows.count()).filter(lambda t: t.k > 1).limit(1)
-    hits = dup.to_pyarrow().to_pylist()
+    hits = fetch_rows(dup)
     if hits:
         hit = hits[0]
         raise DuplicateRowError(
@@ -117,7 +119,7 @@ def import_rows(
             con.to_csv(rows, output, delim="\t" if output.suffix.lower() == ".tsv" else ",")
         else:
             con.to_json(rows, output)
-        count = int(rows.count().to_pyarrow().as_py())
+        count = int(arrow(rows.count()).as_py())
     columns = tuple(rows.columns)
     con.disconnect()
     return ImportResult(str(output), count, columns, reports, pins)

@@ -13,6 +13,7 @@ from typing import Any
 
 from evaldelta.sources._canonical import open_sources
 from evaldelta.sources._errors import reading_errors
+from evaldelta.sources._fetch import rows as fetch_rows
 from evaldelta.sources._source import ReadOptions, Source
 
 __all__ = ["read_records"]
@@ -29,7 +30,7 @@ def read_records(
     con, (opened,) = open_sources([src], options)
     table = opened.table
     keep = [c for c in table.columns if c not in _INTERNAL]
-    rows: list[dict[str, Any]] = table.select(*keep).to_pyarrow().to_pylist()
+    rows: list[dict[str, Any]] = fetch_rows(table.select(*keep))
     if src.arm is not None:
         for row in rows:
             row.setdefault("arm", src.arm)

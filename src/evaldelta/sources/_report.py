@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaldelta.errors import BadValueError, Location
+from evaldelta.sources._fetch import rows as fetch_rows
 
 __all__ = ["EXAMPLES", "ImportIssue", "ImportReport", "ReportBuilder", "build_report"]
 
@@ -197,9 +198,9 @@ def build_report(
 ) -> ImportReport:
     """Freeze ``builder`` with the counts of ``table`` (one small aggregate query)."""
     counts = table.aggregate(cases=table.case_id.nunique(), attempts=table.count())
-    row = counts.to_pyarrow().to_pylist()[0]
+    row = fetch_rows(counts)[0]
     if "arm" in table.columns:
-        found = table.select("arm").distinct().order_by("arm").to_pyarrow().to_pylist()
+        found = fetch_rows(table.select("arm").distinct().order_by("arm"))
         arms = tuple(str(r["arm"]) for r in found)
     else:
         arms = (arm,) if arm is not None else tuple(sorted(pins))

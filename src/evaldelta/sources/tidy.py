@@ -19,6 +19,7 @@ import ibis
 import ibis.expr.types as ir
 
 from evaldelta.errors import Location, UnreadableFileError, UsageError
+from evaldelta.sources._fetch import rows as fetch_rows
 from evaldelta.sources._registry import Opened, Reader, register
 from evaldelta.sources._report import ImportReport
 from evaldelta.sources._source import ReadOptions, Source
@@ -112,7 +113,7 @@ def read_records(path: Path) -> tuple[tuple[str, ...], list[dict[str, Any]], str
     con, (opened,) = open_sources([Source(path, format="tidy")])
     try:
         table = opened.table
-        return tuple(table.columns), table.to_pyarrow().to_pylist(), opened.unit
+        return tuple(table.columns), fetch_rows(table), opened.unit
     finally:
         con.disconnect()
 
@@ -320,7 +321,7 @@ def _locate(
         clause = col.isnull() if value is None else (col == str(value).strip())
         pred = clause if pred is None else (pred & clause)
     query = numbered if pred is None else numbered.filter(pred)
-    hit = query.order_by("_row_index").limit(1).select("_row_index").to_pyarrow().to_pylist()
+    hit = fetch_rows(query.order_by("_row_index").limit(1).select("_row_index"))
     line = line_of(kind, int(hit[0]["_row_index"])) if hit else None
     unit = "row" if kind == "parquet" else "line"
     return Location(str(source.path), line, field, conditions.get(field), unit=unit)

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evaldelta.errors import Location
+from evaldelta.sources._fetch import rows as fetch_rows
 from evaldelta.sources._pins import flatten_pins
 from evaldelta.sources._registry import Opened
 from evaldelta.sources._report import ReportBuilder, build_report
@@ -67,7 +68,7 @@ def imported(
             pred = clause if pred is None else (pred & clause)
         query = table if pred is None else table.filter(pred)
         cols = [c for c in ("_where", "_line") if c in table.columns]
-        hit = query.select(*cols).limit(1).to_pyarrow().to_pylist() if cols else []
+        hit = fetch_rows(query.select(*cols).limit(1)) if cols else []
         if not hit:
             return Location(path, None, field, conditions.get(field))
         line = hit[0].get("_line")
