@@ -136,7 +136,39 @@ def build_case_table(
     Raises :class:`SliceConflictError` when a case carries two values of a slicing column
     (for example, a case whose slice differs between arms).
     """
-    t = tables.rows.filter(tables.rows.arm.isin(list(arms)))
+    rows = tables.rows.filter(tables.rows.arm.isin(list(arms)))
+
+    def pivot(t: ir.Table) -> ir.Table:
+        return _pivot(tables, t, arms, metric, escalation)
+
+    table = _keep_pivot(tables, rows, pivot)
+    _check_duplicates(tables, table, arms)
+    for col in tables.slice_columns:
+        clash = _rows(
+            table.filter(table[f"s_{col}"] != table[f"s_{col}_max"])
+            .select("case_id", f"s_{col}", f"s_{col}_max", "_src")
+            .limit(1)
+        )
+        if clash:
+            hit = clash[0]
+            where = locate(tables, int(hit["_src"]), {"case_id": hit["case_id"]}, col)
+            raise SliceConflictError(
+                f"case {hit['case_id']!r} is in two slices of {col!r}: "
+                f"{hit[f's_{col}']!r} and {hit[f's_{col}_max']!r} "
+                "(a case belongs to exactly one slice, in every arm)",
+                where,
+            )
+    return CaseTable(table=table, arms=arms, metric=metric, tables=tables)
+
+
+def _pivot(
+    tables: TableSet,
+    t: ir.Table,
+    arms: tuple[str, ...],
+    metric: str,
+    escalation: Callable[[ir.Table], ir.BooleanValue] | None,
+) -> ir.Table:
+    """The per-case aggregate of rows ``t`` (see :func:`build_case_table`)."""
     score = t[f"m_{metric}"]
     aggs: dict[str, Any] = {}
     for name in tables.slice_columns:
@@ -171,36 +203,54 @@ def build_case_table(
                 for i in range(len(arms))
             }
         )
-    table = _keep(tables, grouped)
-    _check_duplicates(tables, table, arms)
-    for col in tables.slice_columns:
-        clash = _rows(
-            table.filter(table[f"s_{col}"] != table[f"s_{col}_max"])
-            .select("case_id", f"s_{col}", f"s_{col}_max", "_src")
-            .limit(1)
-        )
-        if clash:
-            hit = clash[0]
-            where = locate(tables, int(hit["_src"]), {"case_id": hit["case_id"]}, col)
-            raise SliceConflictError(
-                f"case {hit['case_id']!r} is in two slices of {col!r}: "
-                f"{hit[f's_{col}']!r} and {hit[f's_{col}_max']!r} "
-                "(a case belongs to exactly one slice, in every arm)",
-                where,
-            )
-    return CaseTable(table=table, arms=arms, metric=metric, tables=tables)
+    return grouped
 
 
-def _keep(tables: TableSet, expr: ir.Table) -> ir.Table:
-    """``expr`` computed once and kept in the backend for the small queries that follow.
+def _keep_pivot(
+    tables: TableSet, rows: ir.Table, pivot: Callable[[ir.Table], ir.Table]
+) -> ir.Table:
+    """``pivot(rows)`` computed once and kept in the backend for the queries that follow.
 
     A temporary table on DuckDB; elsewhere Ibis's cache (a persisted DataFrame on Spark,
     which has no temporary tables), released when the last expression over it is gone.
     Ibis 12's release of a DuckDB cache fails (``DROP TABLE IF EXISTS`` without a name).
+
+    When DuckDB runs out of its buffer (tens of millions of cases: the hash aggregate's
+    groups, one per case, outgrow it before spilling helps), the pivot is built again in
+    parts, the cases split by a hash of their id, each part one aggregate over the rows of
+    its cases, doubling the parts until each fits. Every part reads the rows again, so this
+    is slower and only a second resort.
     """
-    if tables.con.name == "duckdb":
-        return tables.con.create_table(f"_evaldelta_cases_{next(_TABLE_IDS)}", expr, temp=True)
-    return expr.cache()
+    if tables.con.name != "duckdb":
+        return pivot(rows).cache()
+    name = f"_evaldelta_cases_{next(_TABLE_IDS)}"
+    parts = 1
+    while True:
+        try:
+            return _build_in_parts(tables.con, name, rows, pivot, parts)
+        except Exception as exc:  # duckdb.OutOfMemoryException, without importing duckdb
+            if type(exc).__name__ != "OutOfMemoryException" or parts >= _MAX_PARTS:
+                raise
+        parts *= 4
+
+
+_MAX_PARTS = 256
+
+
+def _build_in_parts(
+    con: Any, name: str, rows: ir.Table, pivot: Callable[[ir.Table], ir.Table], parts: int
+) -> ir.Table:
+    # Ibis creates a table before it fills it, so a failed try leaves an empty one behind
+    # (and its overwrite=True emits a DROP that DuckDB 2 does not parse for temp tables)
+    con.con.execute(f'DROP TABLE IF EXISTS temp."{name}"')
+    if parts == 1:
+        return con.create_table(name, pivot(rows), temp=True)
+    # Ibis types DuckDB's unsigned hash as a signed BIGINT, so the remainder can be negative
+    bucket = (rows.case_id.hash() % parts + parts) % parts
+    table = con.create_table(name, pivot(rows.filter(bucket == 0)), temp=True)
+    for part in range(1, parts):
+        con.insert(name, pivot(rows.filter(bucket == part)))
+    return table
 
 
 def _check_duplicates(tables: TableSet, table: ir.Table, arms: tuple[str, ...]) -> None:
