@@ -20,8 +20,8 @@ from evaldelta.errors import DuplicateRowError
 from evaldelta.report import render_json
 
 
-class OutOfMemoryException(Exception):  # noqa: N818 (DuckDB's name, which the retry keys on)
-    pass
+class OutOfMemoryException(Exception):
+    """Named as DuckDB names it: the retry keys on the name."""
 
 
 def _rows(path: Path, cases: int = 300) -> Path:
