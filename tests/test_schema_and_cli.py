@@ -76,3 +76,29 @@ def test_demo_command_runs(run_cli, tmp_path):
         "demo-report-002.html",
         "demo-report-004.html",
     ]
+
+
+def _walk(command, path=()):  # type: ignore[no-untyped-def]
+    """Every command of the command tree typer builds, as its words (groups included)."""
+    yield path, command
+    subcommands = getattr(command, "commands", None)  # a group (typer vendors click now)
+    if subcommands:
+        for name, sub in sorted(subcommands.items()):
+            yield from _walk(sub, (*path, name))
+
+
+def test_every_command_and_subcommand_has_help_and_a_readme_entry(run_cli):
+    """Groups too (``evaldelta cases add``): help text, and the README names the command."""
+    import typer
+
+    from evaldelta.cli import app
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    walked = [p for p, _ in _walk(typer.main.get_command(app)) if p]
+    assert ("cases", "add") in walked and ("cases", "list") in walked
+    for words in walked:
+        res = run_cli(*words, "--help")
+        assert res.code == 0 and "Usage" in res.out, words
+        assert f"evaldelta {' '.join(words)}" in readme, (
+            f"README lacks `evaldelta {' '.join(words)}`"
+        )

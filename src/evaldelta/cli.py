@@ -279,6 +279,7 @@ def demo_cmd(
     typer.echo(f"wrote the HTML reports demo-report-*.html in {html_dir}", err=True)
 
 
+from evaldelta.commands import cases as _cases_commands  # noqa: E402
 from evaldelta.commands import checks as _checks_commands  # noqa: E402
 from evaldelta.commands import gate as _gate_commands  # noqa: E402
 from evaldelta.commands import importing as _import_commands  # noqa: E402
@@ -290,6 +291,7 @@ _plan_commands.register(app)
 _run_commands.register(app)
 _checks_commands.register(app)
 _import_commands.register(app)
+_cases_commands.register(app)
 
 
 def _one_line(text: str) -> str:

@@ -172,6 +172,8 @@ def run_demo(output_dir: Path | None = None, html_dir: Path | None = None) -> st
         if scenario.key == "002":
             parts.append("")
             parts.append(audit_demo_text())
+            parts.append("")
+            parts.append(_regression_text())
         parts.append("")
         if output_dir is not None:
             output_dir.mkdir(parents=True, exist_ok=True)
@@ -179,6 +181,13 @@ def run_demo(output_dir: Path | None = None, html_dir: Path | None = None) -> st
         if html_dir is not None:
             write_demo_html(scenario, result, html_dir)
     return "\n".join(parts)
+
+
+def _regression_text() -> str:
+    """Seed 002's closing: two failing replies become regression cases the gate names."""
+    from evaldelta.demo_regression import regression_demo_text
+
+    return regression_demo_text()
 
 
 def write_demo_html(scenario: Scenario, result: Comparison, directory: Path) -> Path:

@@ -15,6 +15,8 @@
      │    ├── ChecksFileError      a checks file (YAML) that cannot be used: bad syntax, an unknown
      │    │                        check kind or key, a bad regex, a python check that won't import
      │    ├── ConfigError          a run config (TOML) that cannot be used: file, line, key, value
+ │    ├── RegressionSetError   a regression set (TOML) that cannot be used: bad syntax, an
+ │    │                        unknown key, an id out of order, a case added twice
      │    └── TemplateError        a prompt template that does not parse or names a missing field
      ├── JudgeError                the judge could not run: no provider, a call that failed for good
      ├── StoreError                the run store cannot be used: another schema version, a lock
@@ -47,6 +49,7 @@ __all__ = [
     "MixError",
     "PolicyError",
     "ProviderSetupError",
+    "RegressionSetError",
     "SliceConflictError",
     "StoreError",
     "TemplateError",
@@ -131,6 +134,10 @@ class UsageError(EvaldeltaError):
 
 class ConfigError(InputError):
     """A run config that cannot be used; the location names the file, line and key."""
+
+
+class RegressionSetError(InputError):
+    """A regression set that cannot be used; the location names the file, line and field."""
 
 
 class TemplateError(InputError):

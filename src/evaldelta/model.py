@@ -209,7 +209,7 @@ class CriticalCase:
     """One critical case: each arm's attempts, scored attempts and passing attempts.
 
     ``flagged_by`` says why the case is critical: ``id`` (named), ``column`` (a truthy flag
-    column) and/or ``tag`` (a tag in ``tags``).
+    column), ``tag`` (a tag in ``tags``) and/or ``regression`` (in a regression set).
     """
 
     case_id: str

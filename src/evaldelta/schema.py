@@ -15,7 +15,7 @@ from typing import Any
 
 from evaldelta.model import SCHEMA_VERSION, Comparison
 
-__all__ = ["comparison_schema"]
+__all__ = ["comparison_schema", "verdict_schema"]
 
 
 def _schema_for(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
@@ -71,6 +71,29 @@ def comparison_schema() -> dict[str, Any]:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://evaldelta.dev/schema/comparison.schema.json",
         "title": "evaldelta Comparison",
+        **body,
+        "$defs": defs,
+    }
+
+
+def verdict_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of ``evaldelta gate --format json`` (a Verdict).
+
+    A regression case's rule carries its provenance (``rules[].regression``).
+    """
+    from evaldelta.gating import Verdict  # here: the gate loads the engine
+
+    defs: dict[str, Any] = {}
+    _schema_for(Verdict, defs)
+    body = dict(defs.pop("Verdict"))
+    props = dict(body["properties"])
+    counts = {"type": "object", "additionalProperties": {"type": "integer"}}
+    props["counts"] = counts
+    body["properties"], body["required"] = props, sorted(props)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://evaldelta.dev/schema/verdict.schema.json",
+        "title": "evaldelta Verdict",
         **body,
         "$defs": defs,
     }

@@ -55,7 +55,8 @@ class GateFormat(StrEnum):
 def gate_cmd(
     files: FilesArg = None,
     policy: Annotated[
-        Path | None, typer.Option("--policy", help="The gate policy (TOML); required.")
+        Path | None,
+        typer.Option("--policy", help="The gate policy (TOML); required unless --regression-set."),
     ] = None,
     arm: ArmOpt = None,
     baseline: BaselineOpt = None,
@@ -83,6 +84,13 @@ def gate_cmd(
     strict: StrictOpt = False,
     backend: BackendOpt = "duckdb",
     table: TableOpt = None,
+    regression_set: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--regression-set",
+            help="A regression set (evaldelta cases add): its cases are critical too (repeatable).",
+        ),
+    ] = None,
 ) -> None:
     """Gate a release: apply a policy to the comparison; exit 0 pass, 1 fail, 3 inconclusive."""
     from evaldelta.errors import UsageError
@@ -93,8 +101,11 @@ def gate_cmd(
         render_verdict_text,
     )
 
-    if policy is None:
-        raise UsageError("gate needs --policy FILE (a TOML policy; see examples/gate.toml)")
+    if policy is None and not regression_set:
+        raise UsageError(
+            "gate needs --policy FILE (a TOML policy; see examples/gate.toml) or "
+            "--regression-set FILE"
+        )
     sources = inputs_or_table(files, arm, store, run, table)
     comparison, verdict = compare_with_policy(
         sources,
@@ -110,6 +121,7 @@ def gate_cmd(
         read_options=read_options(columns, case_key, filter, strict),
         backend=backend,
         table=table,
+        regression_sets=tuple(regression_set or ()),
     )
     announce_imports(comparison.imports)
     announce_warnings(comparison)

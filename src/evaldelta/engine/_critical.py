@@ -33,6 +33,9 @@ class CriticalSelector:
     """Which cases are critical, and what counts as a passing attempt.
 
     ``pass_threshold`` None means score >= 1 (binary metrics); a graded metric needs one.
+    ``regression_cases`` are ids from a regression set: critical where the rows have them,
+    and flagged ``regression``; unlike ``cases``, an id the data lacks is no error here (the
+    gate reports it as not run).
     ``origin`` maps ``cases`` / ``column`` / ``tag`` / ``pass_threshold`` to where the value
     came from (a policy file line), so errors about them can name it.
     """
@@ -42,6 +45,7 @@ class CriticalSelector:
     tag: str | None = None
     pass_threshold: float | None = None
     origin: Mapping[str, Location] = field(default_factory=dict, compare=False)
+    regression_cases: tuple[str, ...] = ()
 
     def describe(self) -> str:
         """A short description: ``ids R1, R2; column 'critical'; tag 'critical'``."""
@@ -53,6 +57,9 @@ class CriticalSelector:
             parts.append(f"column {self.column!r}")
         if self.tag is not None:
             parts.append(f"tag {self.tag!r}")
+        if self.regression_cases:
+            n = len(self.regression_cases)
+            parts.append(f"regression set ({n} case{'' if n == 1 else 's'})")
         return "; ".join(parts)
 
 
@@ -88,11 +95,16 @@ def reduce_critical(
         _f_id=t.case_id.isin(list(selector.cases)) if selector.cases else false,
         _f_col=t["_crit_col"] if "column" in tables.critical_flags else false,
         _f_tag=t["_crit_tag"] if "tag" in tables.critical_flags else false,
+        _f_reg=t.case_id.isin(list(selector.regression_cases))
+        if selector.regression_cases
+        else false,
     )
     chosen = (
-        t.filter(t._f_id | t._f_col | t._f_tag)
+        t.filter(t._f_id | t._f_col | t._f_tag | t._f_reg)
         .group_by("case_id")
-        .aggregate(f_id=t._f_id.any(), f_col=t._f_col.any(), f_tag=t._f_tag.any())
+        .aggregate(
+            f_id=t._f_id.any(), f_col=t._f_col.any(), f_tag=t._f_tag.any(), f_reg=t._f_reg.any()
+        )
     )
     count = int(arrow(chosen.count()).as_py())
     chosen = chosen.order_by("case_id").limit(MAX_CRITICAL)
@@ -113,7 +125,12 @@ def reduce_critical(
     for row in rows(per_arm):
         flagged = tuple(
             name
-            for name, key in (("id", "f_id"), ("column", "f_col"), ("tag", "f_tag"))
+            for name, key in (
+                ("id", "f_id"),
+                ("column", "f_col"),
+                ("tag", "f_tag"),
+                ("regression", "f_reg"),
+            )
             if row[key]
         )
         out.append(

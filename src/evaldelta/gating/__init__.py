@@ -52,22 +52,31 @@ __all__ = [
 
 def compare_with_policy(
     sources: Sequence[Any],
-    policy_path: str | Path,
+    policy_path: str | Path | None,
     *,
     metrics: Sequence[str] | None = None,
+    regression_sets: Sequence[str | Path] = (),
     **options: Any,
 ) -> tuple[Comparison, Verdict]:
     """Load the policy, compare with its metric and critical selector, and evaluate.
 
     ``metrics`` defaults to the policy's metric (else the sources' default: ``score`` for
-    tidy files); the policy's metric is added when missing. Returns the comparison and the
+    tidy files); the policy's metric is added when missing. ``regression_sets`` (paths of
+    regression set files) make their cases critical too; with them, ``policy_path`` may be
+    None (the sets alone are the policy). Returns the comparison and the
     :class:`~evaldelta.gating.verdict.Verdict`.
     """
     from evaldelta.comparison import compare
-    from evaldelta.errors import MissingColumnError, PolicyError
+    from evaldelta.errors import MissingColumnError, PolicyError, UsageError
+    from evaldelta.gating._regression import regression_only, with_regression_sets
     from evaldelta.gating.policy import critical_selector
 
-    policy = load_policy(policy_path)
+    if policy_path is None:
+        if not regression_sets:
+            raise UsageError("the gate needs a policy file or a regression set")
+        policy = regression_only(regression_sets)
+    else:
+        policy = with_regression_sets(load_policy(policy_path), regression_sets)
     wanted: list[str] | None = list(metrics) if metrics else None
     if policy.metric is not None:
         wanted = wanted or []

@@ -22,12 +22,14 @@ from evaldelta.model import (
     SliceDelta,
     SlicingResult,
 )
+from evaldelta.regression._file import Provenance
 from evaldelta.stats import ConfidenceInterval
 
 __all__ = [
     "EXIT_CODES",
     "FAIL",
     "INCONCLUSIVE",
+    "NOT_RUN",
     "PASS",
     "RuleResult",
     "Verdict",
@@ -37,6 +39,7 @@ __all__ = [
 
 PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
 EXIT_CODES = {PASS: 0, FAIL: 1, INCONCLUSIVE: 3}
+NOT_RUN = "was not run by arm"  # the words of a regression case the candidate has no row for
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,7 @@ class RuleResult:
     count, or the K of a ``K of N`` requirement), ``n`` the cases (or scored attempts for a
     critical case). ``leaning`` says which side an inconclusive point estimate falls on.
     ``sentence`` explains the outcome in words; the renderers add the numbers.
+    ``regression`` is the provenance of a critical case that comes from a regression set.
     """
 
     rule: str
@@ -65,6 +69,7 @@ class RuleResult:
     case_id: str | None = None
     p_fail: float | None = None  # one-sided p for "below the bound" (interval rules)
     p_fail_adjusted: float | None = None  # after fail_adjust across the family
+    regression: tuple[Provenance, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -345,7 +350,8 @@ class _PairGate:
                 "critical selector (evaldelta gate and compare --policy do)",
                 self.policy.where("critical"),
             )
-        if not evidence.cases:
+        missing = _not_run(rule, {c.case_id for c in evidence.cases})
+        if not evidence.cases and not missing:
             return [
                 self._rule(
                     "critical",
@@ -360,9 +366,29 @@ class _PairGate:
                     f"({evidence.selector}), so there is nothing to require",
                 )
             ]
-        return [self._critical_case(rule, case) for case in evidence.cases]
+        out = [self._critical_case(rule, case) for case in evidence.cases]
+        return out + [self._not_run(case_id, refs) for case_id, refs in missing.items()]
+
+    def _not_run(self, case_id: str, refs: tuple[Provenance, ...]) -> RuleResult:
+        """A regression case with no row in either compared arm: reported, not passed."""
+        ids = ", ".join(r.id for r in refs)
+        return self._rule(
+            "critical",
+            refs[0].slice,
+            outcome=INCONCLUSIVE,
+            basis="attempts",
+            estimate=None,
+            ci=None,
+            bound=None,
+            n=0,
+            sentence=f"regression case {ids} {NOT_RUN} {self.pair.candidate} (nor by "
+            f"{self.pair.baseline}): it cannot count as passed",
+            case_id=case_id,
+            regression=refs,
+        )
 
     def _critical_case(self, rule: CriticalRule, case: CriticalCase) -> RuleResult:
+        refs = tuple(r for r in rule.regression if r.case_id == case.case_id)
         passes, scored = case.candidate_passes, case.candidate_scored
         failures = scored - passes
         unscored = case.candidate_attempts - scored
@@ -390,6 +416,11 @@ class _PairGate:
                 outcome = INCONCLUSIVE
                 sentence = f"too few scored attempts to reach {rule.require}"
             bound = float(k)
+        if refs and case.candidate_attempts == 0:
+            sentence = (
+                f"regression case {', '.join(r.id for r in refs)} {NOT_RUN} "
+                f"{self.pair.candidate}: it cannot count as passed"
+            )
         return self._rule(
             "critical",
             case.slice,
@@ -401,7 +432,17 @@ class _PairGate:
             n=scored,
             sentence=sentence,
             case_id=case.case_id,
+            regression=refs,
         )
+
+
+def _not_run(rule: CriticalRule, present: set[str]) -> dict[str, tuple[Provenance, ...]]:
+    """The regression cases no compared arm has a row for, by case id, in set order."""
+    out: dict[str, list[Provenance]] = {}
+    for ref in rule.regression:
+        if ref.case_id not in present:
+            out.setdefault(ref.case_id, []).append(ref)
+    return {case_id: tuple(refs) for case_id, refs in out.items()}
 
 
 def aggregate_only(pair: PairComparison, margin: float) -> tuple[RuleResult, RuleResult]:

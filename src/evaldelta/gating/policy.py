@@ -24,6 +24,8 @@ The schema (``examples/gate.toml`` is the commented reference)::
     tag = "critical"            # rows whose `tags` column contains this tag
     require = "all"             # every scored attempt passes, or "K of N"
     pass_threshold = 1.0        # an attempt passes when score >= this (default 1: binary)
+    regression_set = "regression.toml"  # every case of this set is critical too (the path is
+                                # relative to the policy file); see evaldelta.regression
 
 ``tomllib`` reports line numbers only for syntax errors, so semantic errors are located by
 a small scanner over the text (:func:`locate_keys`): every message names the file, line,
@@ -44,6 +46,7 @@ from typing import Any
 
 from evaldelta.engine import CriticalSelector
 from evaldelta.errors import Location, PolicyError
+from evaldelta.regression._file import Provenance
 from evaldelta.stats import MIN_INFORMATIVE  # the report's "rests on k pairs" threshold
 
 __all__ = [
@@ -81,7 +84,7 @@ TOP_KEYS = (
 )
 STANDARDIZED_KEYS = ("mix", "margin")
 PINS_KEYS = ("allow",)
-CRITICAL_KEYS = ("cases", "column", "tag", "require", "pass_threshold")
+CRITICAL_KEYS = ("cases", "column", "tag", "require", "pass_threshold", "regression_set")
 
 
 @dataclass(frozen=True)
@@ -124,6 +127,8 @@ class CriticalRule:
 
     ``require_k`` of ``require_n`` attempts must pass; both None means every scored attempt.
     ``pass_threshold`` None means the default (score >= 1, for a binary metric).
+    ``regression`` holds the cases of the regression sets named in ``regression_sets``
+    (``[critical] regression_set``, ``gate --regression-set``), with their provenance.
     """
 
     cases: tuple[str, ...] = ()
@@ -132,6 +137,8 @@ class CriticalRule:
     require_k: int | None = None
     require_n: int | None = None
     pass_threshold: float | None = None
+    regression: tuple[Provenance, ...] = ()
+    regression_sets: tuple[str, ...] = ()
 
     @property
     def require(self) -> str:
@@ -450,8 +457,22 @@ class _Parser:
             cases = tuple(dict.fromkeys(value))
         column = self.string(table["column"], (*prefix, "column")) if "column" in table else None
         tag = self.string(table["tag"], (*prefix, "tag")) if "tag" in table else None
-        if not cases and column is None and tag is None:
-            raise self.fail(prefix, None, "[critical] needs cases, column or tag")
+        regression: tuple[Provenance, ...] = ()
+        sets: tuple[str, ...] = ()
+        if "regression_set" in table:
+            keys = (*prefix, "regression_set")
+            named = self.string(table["regression_set"], keys)
+            path = Path(self.path).parent / named
+            if not path.is_file():
+                raise self.fail(keys, named, f"the regression set {str(path)!r} does not exist")
+            from evaldelta.regression._file import load_set
+
+            regression = tuple(c.provenance() for c in load_set(path).cases)
+            sets = (str(path),)
+        if not cases and column is None and tag is None and not sets:
+            raise self.fail(
+                prefix, None, "[critical] needs cases, column or tag (or a regression_set)"
+            )
         k = n = None
         if "require" in table:
             k, n = self._require(table["require"], (*prefix, "require"))
@@ -460,7 +481,7 @@ class _Parser:
             if "pass_threshold" in table
             else None
         )
-        return CriticalRule(cases, column, tag, k, n, threshold)
+        return CriticalRule(cases, column, tag, k, n, threshold, regression, sets)
 
     def _require(self, value: object, keys: tuple[str, ...]) -> tuple[int | None, int | None]:
         if value == "all":
@@ -488,4 +509,5 @@ def critical_selector(policy: Policy) -> CriticalSelector | None:
         tag=rule.tag,
         pass_threshold=rule.pass_threshold,
         origin=origin,
+        regression_cases=tuple(dict.fromkeys(p.case_id for p in rule.regression)),
     )

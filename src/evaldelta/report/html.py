@@ -40,7 +40,14 @@ from evaldelta.report._html_views import (
     rate_rows,
 )
 from evaldelta.report._pins import pins_view
-from evaldelta.report.verdict import _basis_note, _headline, _outcome_word, _where, rule_numbers
+from evaldelta.report.verdict import (
+    _basis_note,
+    _headline,
+    _outcome_word,
+    _where,
+    rule_numbers,
+    rule_why,
+)
 
 __all__ = ["CSP", "FILTER_SCRIPT", "render_html", "write_pngs"]
 
@@ -123,7 +130,7 @@ def _verdict_view(verdict: Verdict) -> dict[str, Any]:
                 "ci": ci,
                 "bound": bound,
                 "n": n,
-                "why": r.sentence,
+                "why": rule_why(r),
             }
         )
     return {

@@ -14,14 +14,17 @@ from collections.abc import Callable
 from typing import Any
 
 from evaldelta.gating import FAIL, INCONCLUSIVE, PASS, RuleResult, Verdict
+from evaldelta.gating._rules import NOT_RUN
 from evaldelta.model import Comparison, to_jsonable
 from evaldelta.report._escape import md_code, md_text, term_text
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_pct
 
 __all__ = [
+    "regression_phrase",
     "render_verdict_json",
     "render_verdict_markdown",
     "render_verdict_text",
+    "rule_why",
     "verdict_jsonable",
 ]
 
@@ -61,9 +64,35 @@ def _same(text: str) -> str:
 
 
 def _where(rule: RuleResult, name: Callable[[str], str] = _same) -> str:
+    if rule.case_id is not None and rule.regression:
+        ids = ", ".join(r.id for r in rule.regression)
+        return f"{name(ids)} case {name(rule.case_id)} ({name(str(rule.slice))})"
     if rule.case_id is not None:
         return f"case {name(rule.case_id)} ({name(str(rule.slice))})"
     return name(rule.slice or "")
+
+
+def regression_phrase(rule: RuleResult) -> str:
+    """Where a failing regression case came from, in words (several joined by ``; ``).
+
+    ``regression case R-0012 (T2203), added from incident INC-4471 by support-qa on
+    2026-11-30: <reason>``.
+    """
+    out = []
+    for ref in rule.regression:
+        kind = "" if ref.source_kind == "other" else f"{ref.source_kind} "
+        out.append(
+            f"regression case {ref.id} ({ref.case_id}), added from {kind}{ref.source} by "
+            f"{ref.found_by} on {ref.added_at}: {ref.reason}"
+        )
+    return "; ".join(out)
+
+
+def rule_why(rule: RuleResult) -> str:
+    """The rule's reason; for a regression case, with where the case came from."""
+    if not rule.regression:
+        return rule.sentence
+    return f"{rule.sentence} [{regression_phrase(rule)}]"
 
 
 def _outcome_word(rule: RuleResult) -> str:
@@ -94,7 +123,22 @@ def _failures(
             continue
         where = _where(r, name)
         what = f"{r.rule} fails on {where}" if where else r.rule
+        if r.regression:
+            what = f"fails {name(regression_phrase(r))}"
         out.append(f"{name(r.candidate)}: {what}" if candidate else what)
+    return out
+
+
+def _not_run(verdict: Verdict, name: Callable[[str], str] = _same) -> list[str]:
+    """One line per regression case a candidate has no attempt on (counted inconclusive)."""
+    out = []
+    for r in verdict.rules:
+        if r.regression and r.outcome == INCONCLUSIVE and NOT_RUN in r.sentence:
+            ids = ", ".join(ref.id for ref in r.regression)
+            out.append(
+                f"Not run: regression case {name(ids)} ({name(str(r.case_id))}) was not run by "
+                f"arm {name(r.candidate)}; counted inconclusive, not passed."
+            )
     return out
 
 
@@ -136,8 +180,12 @@ def render_verdict_text(verdict: Verdict) -> str:
         _headline(verdict),
     ]
     fails = _failures(verdict)
-    if fails:
+    if fails and any(r.regression and r.outcome == FAIL for r in verdict.rules):
+        out.append("Fails:")  # a regression case's reason is a sentence: one line each
+        out.extend(f"  - {f}" for f in fails)
+    elif fails:
         out.append("Fails: " + "; ".join(fails) + ".")
+    out.extend(_not_run(verdict))
     out.append(_basis_note(verdict))
     out.append("")
     head = ["outcome", "rule", "candidate", "slice / case", "estimate", "interval", "bound", "n"]
@@ -147,7 +195,7 @@ def render_verdict_text(verdict: Verdict) -> str:
         est, ci, bound, n = rule_numbers(r, binary)
         cells = [_outcome_word(r), r.rule, r.candidate, _where(r), est, ci, bound, n]
         rows.append([term_text(cell) for cell in cells])  # cleaned before widths are taken
-        reasons.append(r.sentence)
+        reasons.append(rule_why(r))
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     for index, row in enumerate(rows):
         line = "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
@@ -173,7 +221,7 @@ def _markdown_table(rules: list[RuleResult], binary: bool, candidate: bool) -> l
         cells = [f"**{word}**" if r.outcome == FAIL else word, md_text(r.rule)]
         if candidate:
             cells.append(md_text(r.candidate))
-        cells += [_where(r, md_text), est, ci, bound, n, md_text(r.sentence)]
+        cells += [_where(r, md_text), est, ci, bound, n, md_text(rule_why(r))]
         out.append("| " + " | ".join(cells) + " |")
     return out
 
@@ -198,6 +246,10 @@ def render_verdict_markdown(verdict: Verdict) -> str:
     fails = _failures(verdict, md_text, candidate=several)
     if fails:
         out.extend(f"- **{f}**" for f in fails)
+        out.append("")
+    missing = _not_run(verdict, md_text)
+    if missing:
+        out.extend(f"- {line}" for line in missing)
         out.append("")
     ordered = _sorted(verdict)
     deciding = [r for r in ordered if r.outcome != PASS]
