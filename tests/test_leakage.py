@@ -158,6 +158,14 @@ def test_audit_cli_text_and_json(run_cli: Any) -> None:
     assert [k for k, v in flags.items() if v] == ["sign_off"]
     sign_off = next(c for c in doc["criteria"] if c["criterion"] == "sign_off")
     assert sign_off["asymmetry"]["only_baseline"] == 28 and doc["rule"]["min_share"] == 0.8
+    # the rule is a parameter: at a 97.5% pass-rate bar the incumbent's 39/40 still trips it,
+    # at 99% nothing does
+    res = run_cli(*args, "--leakage", "0.975,0.8,0.05")
+    assert "passes >= 97.5% of the pairs" in res.out and STYLE_FLAG in res.out
+    res = run_cli(*args, "--leakage", "0.99,0.8,0.05")
+    assert res.code == 0 and STYLE_FLAG not in res.out and "No criterion is flagged" in res.out
+    res = run_cli(*args, "--leakage", "0.9,0.5")
+    assert res.code == 2 and "RATE,SHARE,ALPHA" in res.err and res.err.count("\n") == 1
 
 
 def test_compare_reports_the_flag_in_its_checks_section(tmp_path: Path) -> None:

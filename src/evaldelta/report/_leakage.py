@@ -43,8 +43,8 @@ def rule_text(leak: RubricLeakage) -> str:
     """The flag rule, stated with its thresholds."""
     r = leak.rule
     return (
-        f"flag rule: the favoured arm passes >= {fmt_pct(r.min_pass_rate)} of the pairs, "
-        f">= {fmt_pct(r.min_share)} of the discordant pairs go its way, and the exact "
+        f"flag rule: the favoured arm passes >= {100 * r.min_pass_rate:g}% of the pairs, "
+        f">= {100 * r.min_share:g}% of the discordant pairs go its way, and the exact "
         f"McNemar p of the split, Holm-adjusted over the {len(leak.criteria)} criteria, is "
         f"below {r.alpha:g}"
     )
