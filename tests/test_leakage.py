@@ -200,3 +200,13 @@ def test_compare_reports_the_flag_in_its_checks_section(tmp_path: Path) -> None:
 def test_compare_without_check_metrics_has_no_checks_section() -> None:
     comp = run_scenario(next(s for s in SCENARIOS if s.key == "002"))
     assert comp.rubric_leakage == () and "Rubric leakage" not in render_text(comp)
+
+
+def test_the_readme_quotes_the_demo() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("### Rubric leakage", 1)[1].split("```\n", 2)[1]
+    demo = audit_demo_text().splitlines()
+    lines = block.rstrip("\n").splitlines()
+    assert any(STYLE_FLAG in line for line in lines)
+    for line in lines:
+        assert line in demo, line
