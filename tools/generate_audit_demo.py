@@ -17,6 +17,8 @@ reproduces it byte for byte):
 * ``replies.csv``: fresh replies, one per ticket and arm (``incumbent``, ``candidate``).
 * ``checks.yaml``: the seed's six requirements as five mechanical checks and two judge
   checks (next step, tone); the offline demo runs the mechanical five.
+* ``checks_with_signoff.yaml``: the same plus ``sign_off``, a criterion that encodes the
+  incumbent's two sign-offs (the rubric leakage demo: 39/40 vs 11/40, split 28 to 0).
 * ``MANIFEST.json``: the seed and the numbers the data is built to reproduce.
 
 Construction: every reply is assembled from sentence variants, so which replies are equal
@@ -377,6 +379,22 @@ checks:
 """
 
 
+# The rubric leakage demo (issue 13): checks.yaml plus one criterion that reads like a
+# requirement but encodes the incumbent's habit, its two sign-offs (INC_SIGNOFFS), as written
+# by somebody who has read the incumbent's replies for a year. Inserted before the judges.
+SIGNOFF_CHECK = """\
+  - id: sign_off
+    spec: The reply closes with a courteous sign-off from the support team.
+    kind: regex_required
+    pattern: '(?:Kind regards|Best wishes),\\s*(?:The Support Team|Customer Support)\\s*\\Z'
+"""
+CHECKS_SIGNOFF_YAML = CHECKS_YAML.replace(
+    "# The reply spec of seed 002, written from the policy pages, not from either model's output.",
+    "# The reply spec of seed 002 plus one criterion written from memory of the incumbent's\n"
+    "# replies (sign_off): the rubric leakage demo. checks.yaml is the spec alone.",
+).replace("  - id: next_step\n", SIGNOFF_CHECK + "  - id: next_step\n")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
@@ -410,6 +428,7 @@ def main(argv: list[str] | None = None) -> None:
             texts[n]["golden_candidate"].encode()
         )
     (out / "checks.yaml").write_bytes(CHECKS_YAML.encode())
+    (out / "checks_with_signoff.yaml").write_bytes(CHECKS_SIGNOFF_YAML.encode())
     manifest = {
         "generator": "tools/generate_audit_demo.py",
         "seed": SEED,
@@ -426,6 +445,15 @@ def main(argv: list[str] | None = None) -> None:
             "rephrased": 22,
             "signoff_only": 5,
             "substantive": ["T2288", "T2301"],
+        },
+        "rubric_leakage": {
+            "checks": "checks_with_signoff.yaml",
+            "criterion": "sign_off",
+            "incumbent": 39,
+            "candidate": 11,
+            "only_incumbent": 28,
+            "only_candidate": 0,
+            "flagged": ["sign_off"],
         },
     }
     (out / "MANIFEST.json").write_bytes((json.dumps(manifest, indent=2) + "\n").encode())

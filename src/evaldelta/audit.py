@@ -34,6 +34,8 @@ from evaldelta.errors import (
     UnreadableFileError,
     UsageError,
 )
+from evaldelta.leakage import CHECK_PREFIX, RubricLeakage, leakage_from_rows
+from evaldelta.stats._leakage import LeakageRule
 
 __all__ = [
     "Agreement",
@@ -168,6 +170,7 @@ class AuditResult:
     follows_authorship: bool | None
     checks: tuple[str, ...]
     checks_file: str | None
+    leakage: RubricLeakage | None = None  # the rubric leakage flag, per criterion
 
     def agreement(self, yardstick: str, arm: str) -> Agreement:
         """The agreement of ``arm`` on the yardstick authored by ``yardstick``."""
@@ -189,11 +192,14 @@ def audit(
     *,
     checks: CheckSet | None = None,
     where: str = "<outputs>",
+    leakage_rule: LeakageRule | None = None,
 ) -> AuditResult:
     """Self-agreement, triage, requirements and the symmetry test; see the module docstring.
 
     ``outputs`` are rows with ``case_id``, ``arm`` and ``output`` (and the case fields the
-    checks read). Each yardstick's author must be one of the arms.
+    checks read). Each yardstick's author must be one of the arms. With checks and two
+    arms, every criterion is also screened for rubric leakage (:mod:`evaldelta.leakage`)
+    under ``leakage_rule``, the first yardstick's author as the baseline.
     """
     if not outputs:
         raise InputError("no outputs to audit", Location(where))
@@ -246,6 +252,40 @@ def audit(
         follows,
         tuple(c.id for c in checks.mechanical) if checks else (),
         checks.path if checks else None,
+        _leakage(scored, checks, yardsticks[0].author, arms, where, leakage_rule),
+    )
+
+
+def _leakage(
+    scored: Sequence[Row] | None,
+    checks: CheckSet | None,
+    baseline: str,
+    arms: tuple[str, ...],
+    where: str,
+    rule: LeakageRule | None,
+) -> RubricLeakage | None:
+    """Every scored criterion: the mechanical checks, and check.<id> columns the rows carry.
+
+    A judge check the rows hold no column for (the audit runs offline) is named as not
+    assessed rather than left out silently.
+    """
+    if scored is None or checks is None or len(arms) != 2:
+        return None
+    ids = [c.id for c in checks.mechanical]
+    present = {
+        k.removeprefix(CHECK_PREFIX) for r in scored for k in r if k.startswith(CHECK_PREFIX)
+    }
+    ids += sorted(present - set(ids))
+    specs = {c.id: c.spec.spec for c in checks.mechanical}
+    specs.update({j.id: j.spec.spec for j in checks.judges})
+    skipped = {
+        j.id: "judge checks, not run by the audit (score the rows with evaldelta score first)"
+        for j in checks.judges
+        if j.id not in ids
+    }
+    candidate = next(a for a in arms if a != baseline)
+    return leakage_from_rows(
+        scored, ids, baseline, candidate, specs=specs, not_assessed=skipped, rule=rule, where=where
     )
 
 

@@ -208,11 +208,13 @@ def write_demo_html(scenario: Scenario, result: Comparison, directory: Path) -> 
 TICKETS = "seed002_tickets"
 
 
-def audit_demo() -> tuple[AuditResult, list[dict[str, Any]]]:
+def audit_demo(checks_file: str = "checks.yaml") -> tuple[AuditResult, list[dict[str, Any]]]:
     """Seed 002's reference-bias audit on the bundled tickets; also the scored rows.
 
     Offline, so only the five mechanical checks run (the judge checks need a model); the
-    data is built so that they alone give the seed's requirement numbers.
+    data is built so that they alone give the seed's requirement numbers. With
+    ``checks_file="checks_with_signoff.yaml"``: the same checks plus one that encodes the
+    incumbent's sign-off (the rubric leakage demo).
     """
     from evaldelta.audit import Yardstick, audit
     from evaldelta.checks import join_cases, load_checks, read_rows, score_rows
@@ -221,10 +223,10 @@ def audit_demo() -> tuple[AuditResult, list[dict[str, Any]]]:
     with ExitStack() as stack:
         path = {
             name: stack.enter_context(as_file(base.joinpath(name)))
-            for name in ("replies.csv", "tickets.csv", "checks.yaml")
+            for name in ("replies.csv", "tickets.csv", checks_file)
         }
         rows = join_cases(read_rows(path["replies.csv"]), read_rows(path["tickets.csv"]), TICKETS)
-        checks = load_checks(path["checks.yaml"])
+        checks = load_checks(path[checks_file])
     yardsticks = []
     for author, folder in (("incumbent", "goldens"), ("candidate", "goldens_candidate")):
         texts = {
@@ -235,7 +237,7 @@ def audit_demo() -> tuple[AuditResult, list[dict[str, Any]]]:
         yardsticks.append(Yardstick(author, texts, f"{TICKETS}/{folder}"))
     result = audit(rows, yardsticks, checks=checks, where=f"{TICKETS}/replies.csv")
     scored = score_rows(rows, checks, skip_judge=True).rows
-    result = dataclasses.replace(result, checks_file=f"{TICKETS}/checks.yaml")
+    result = dataclasses.replace(result, checks_file=f"{TICKETS}/{checks_file}")
     return result, [dict(r) for r in scored]
 
 
@@ -267,7 +269,40 @@ def audit_demo_text() -> str:
             vals = [r[f"check.{cid}"] for r in scored if r["arm"] == arm]
             cells.append(f"{arm} {sum(v for v in vals if v)}/{len(vals)}")
         lines.append(f"  {cid:<22} " + "   ".join(cells))
+    lines.append("")
+    lines.extend(leakage_demo_lines(result))
     return "\n".join(lines)
+
+
+def leakage_demo_lines(plain: AuditResult | None = None) -> list[str]:
+    """Seed 002's rubric leakage demo: the audit again, one criterion from memory added.
+
+    ``plain`` is the audit on checks.yaml alone (computed when not given), for the contrast.
+    """
+    from evaldelta.report._escape import term_text
+    from evaldelta.report._leakage import leakage_lines
+
+    result, _ = audit_demo("checks_with_signoff.yaml")
+    if result.leakage is None:  # two arms and a checks file: always set here
+        return []
+    plain = plain or audit_demo()[0]
+    (inc, n), (cand, _) = result.requirements["incumbent"], result.requirements["candidate"]
+    tri = next(t for t in result.triage if t.yardstick == "incumbent")
+    before = next(t for t in plain.triage if t.yardstick == "incumbent")
+    lines = [
+        "-" * 100,
+        "Seed 002, rubric leakage: the seed warns that the incumbent's house style leaks into "
+        "what feels like a requirement",
+        "(\"a preferred sign-off becomes 'ends with a next step'\"). checks_with_signoff.yaml "
+        "adds one criterion written from memory of",
+        "the incumbent's replies, sign_off: \"The reply closes with a courteous sign-off from "
+        'the support team" (a regex on its two sign-offs).',
+        f"With it, requirements read incumbent {inc}/{n} vs candidate {cand}/{n}, and triage "
+        f"calls {len(tri.substantive)} of the candidate's {tri.failures} exact-match failures "
+        f"substantive ({len(before.substantive)} without it).",
+        "-" * 100,
+    ]
+    return lines + [term_text(line) for line in leakage_lines(result.leakage)]
 
 
 def _rule_line(rule: RuleResult, binary: bool) -> str:

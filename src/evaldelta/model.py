@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from evaldelta.leakage import RubricLeakage
 from evaldelta.sources._report import ImportIssue, ImportReport
 from evaldelta.stats import (
     BreakEven,
@@ -369,6 +370,8 @@ class Comparison:
     input's first arm: :func:`evaldelta.engine.evidence._arm_order`). ``imports`` say, for each
     source read by an importer (an Inspect AI log, ...), what
     was mapped and what could not be (errored samples, unknown score values, ...).
+    ``rubric_leakage`` screens the ``check.<id>`` metrics, one rubric per candidate, for
+    criteria whose failures sit in one arm (:mod:`evaldelta.leakage`); empty without them.
     """
 
     schema_version: str
@@ -388,6 +391,7 @@ class Comparison:
     three_arm: ThreeArmSummary | None = None
     imports: tuple[ImportReport, ...] = field(default=())
     baseline_reason: str = ""
+    rubric_leakage: tuple[RubricLeakage, ...] = field(default=())  # check.<id> metrics only
 
 
 def to_jsonable(obj: Any) -> Any:

@@ -28,6 +28,8 @@ def _schema_for(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
             else {"anyOf": [_schema_for(a, defs) for a in options]}
         )
         return {"anyOf": [inner, {"type": "null"}]}
+    if origin is typing.Literal:
+        return {"enum": list(typing.get_args(tp))}
     if tp is float:
         return {"type": ["number", "null"]}  # NaN and infinities serialize as null
     if tp is int:

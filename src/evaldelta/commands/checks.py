@@ -14,6 +14,7 @@ from evaldelta.errors import UsageError
 if TYPE_CHECKING:  # loaded by the commands that use them, so --help stays fast
     from evaldelta.checks._score import CheckSet
     from evaldelta.provider import Provider
+    from evaldelta.stats._leakage import LeakageRule
 
 __all__ = ["register"]
 
@@ -200,8 +201,17 @@ def audit_cmd(
     ] = None,
     format: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
     output: OutputOpt = None,
+    leakage: Annotated[
+        str | None,
+        typer.Option(
+            help="Rubric leakage rule RATE,SHARE,ALPHA (default 0.9,0.8,0.05): flag a check "
+            "when the favoured arm passes >= RATE, >= SHARE of the discordant pairs go its "
+            "way, and the Holm-adjusted exact McNemar p < ALPHA.",
+            metavar="RATE,SHARE,ALPHA",
+        ),
+    ] = None,
 ) -> None:
-    """Reference-bias audit: self-agreement, triage precision, symmetry; or retrieval labels."""
+    """Reference-bias audit: self-agreement, triage, symmetry, rubric leakage; or retrieval."""
     from evaldelta.audit import audit, read_goldens, retrieval_audit
     from evaldelta.checks import join_cases, load_checks, read_rows
     from evaldelta.report.audit import audit_to_json, render_audit_text, render_retrieval_text
@@ -227,9 +237,31 @@ def audit_cmd(
             raise UsageError(f"--goldens takes ARM=PATH, not {value!r}")
         yardsticks.append(read_goldens(Path(path.strip()), author.strip(), golden_column))
     check_set = load_checks(checks) if checks is not None else None
-    result = audit(rows, yardsticks, checks=check_set, where=", ".join(map(str, files)))
+    result = audit(
+        rows,
+        yardsticks,
+        checks=check_set,
+        where=", ".join(map(str, files)),
+        leakage_rule=_leakage_rule(leakage),
+    )
     text = audit_to_json(result) if format == "json" else render_audit_text(result, claim=claim)
     write_output(text, output)
+
+
+def _leakage_rule(value: str | None) -> LeakageRule | None:
+    """``--leakage RATE,SHARE,ALPHA`` as a rule; a bad value is a one-line usage error."""
+    from evaldelta.stats._leakage import LeakageRule
+
+    if value is None:
+        return None
+    parts = value.split(",")
+    try:
+        if len(parts) != 3:
+            raise ValueError("three numbers are needed")
+        rate, share, alpha = (float(p) for p in parts)
+        return LeakageRule(min_pass_rate=rate, min_share=share, alpha=alpha)
+    except ValueError as exc:
+        raise UsageError(f"--leakage takes RATE,SHARE,ALPHA, not {value!r}: {exc}") from None
 
 
 def register(app: typer.Typer) -> None:

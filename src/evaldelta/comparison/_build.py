@@ -16,6 +16,7 @@ from evaldelta.comparison._slicing import SlicingBuilder
 from evaldelta.comparison._three_arm import three_arm_summary
 from evaldelta.comparison.pins import undeclared_differences
 from evaldelta.engine.evidence import Evidence, MetricEvidence
+from evaldelta.leakage import leakage_from_metrics
 from evaldelta.model import SCHEMA_VERSION, Comparison, MetricResult
 
 __all__ = ["MANY_SLICES", "Options", "build"]
@@ -78,6 +79,7 @@ def build(evidence: Evidence, options: Options) -> Comparison:
         ),
         three_arm=summary,
         imports=evidence.imports,
+        rubric_leakage=leakage_from_metrics(results, evidence.baseline, evidence.candidates),
     )
 
 

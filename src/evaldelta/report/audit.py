@@ -7,8 +7,9 @@ import json
 import math
 from typing import Any
 
-from evaldelta.audit import AuditResult, RetrievalAudit
+from evaldelta.audit import AuditResult, RetrievalAudit, Triage
 from evaldelta.report._escape import term_text
+from evaldelta.report._leakage import leakage_lines
 
 __all__ = ["audit_to_json", "render_audit_text", "render_retrieval_text"]
 
@@ -74,29 +75,35 @@ def render_audit_text(result: AuditResult, *, claim: str | None = None) -> str:
                 f"under {t.candidate}"
             )
     for tri in result.triage:
+        out.extend(_triage_lines(tri))
+    if result.leakage is not None:
         out.append("")
-        out.append(
-            f"Triage: {tri.arm}'s {tri.failures} exact-match failures on the goldens by "
-            f"{tri.yardstick}"
-        )
-        kinds: dict[str, int] = {}
-        for c in tri.cosmetic:
-            kinds[c.detail] = kinds.get(c.detail, 0) + 1
-        detail = ", ".join(f"{n} {k}" for k, n in kinds.items())
-        out.append(
-            f"  cosmetic (pass every check, same remedy and timeframe): {len(tri.cosmetic)} "
-            f"({detail})"
-        )
-        out.append(
-            f"  substantive (fail a check, or state a different value): {len(tri.substantive)}"
-        )
-        for c in tri.substantive:
-            out.append(f"    {c.case_id}: {c.detail}")
-        out.append(
-            f"  precision of the exact-match suite: {len(tri.substantive)}/{tri.failures} = "
-            f"{_pct(tri.precision)} of its red cases are worth reading"
-        )
+        out.extend(leakage_lines(result.leakage))
     return "\n".join(term_text(line) for line in out) + "\n"
+
+
+def _triage_lines(tri: Triage) -> list[str]:
+    """One arm's triage of its exact-match failures."""
+    out: list[str] = []
+    out.append("")
+    out.append(
+        f"Triage: {tri.arm}'s {tri.failures} exact-match failures on the goldens by {tri.yardstick}"
+    )
+    kinds: dict[str, int] = {}
+    for c in tri.cosmetic:
+        kinds[c.detail] = kinds.get(c.detail, 0) + 1
+    detail = ", ".join(f"{n} {k}" for k, n in kinds.items())
+    out.append(
+        f"  cosmetic (pass every check, same remedy and timeframe): {len(tri.cosmetic)} ({detail})"
+    )
+    out.append(f"  substantive (fail a check, or state a different value): {len(tri.substantive)}")
+    for c in tri.substantive:
+        out.append(f"    {c.case_id}: {c.detail}")
+    out.append(
+        f"  precision of the exact-match suite: {len(tri.substantive)}/{tri.failures} = "
+        f"{_pct(tri.precision)} of its red cases are worth reading"
+    )
+    return out
 
 
 def render_retrieval_text(result: RetrievalAudit) -> str:
@@ -146,4 +153,7 @@ def audit_to_json(result: AuditResult | RetrievalAudit) -> str:
             a["rate"] = src.rate
         for t, src_t in zip(data["triage"], result.triage, strict=True):
             t["precision"] = src_t.precision
+        if result.leakage is not None:
+            for c, src_c in zip(data["leakage"]["criteria"], result.leakage.criteria, strict=True):
+                c["flag"] = src_c.flag
     return json.dumps(_plain(data), indent=2) + "\n"

@@ -191,10 +191,30 @@ def render_html(
         sections=sections,
         svg=Markup,  # the template marks only the matplotlib SVG as safe
         checks=[(m.metric, arm_summaries(m)) for m in checks],
+        leakage=_leakage_views(comparison),
         pins=pins_view(comparison),
         summaries=summaries,
         three=three,
     )
+
+
+def _leakage_views(comparison: Comparison) -> list[dict[str, Any]]:
+    """The checks section's rubric leakage tables, one per candidate."""
+    from evaldelta.report._leakage import leakage_rows, rule_text, trim_output
+
+    return [
+        {
+            "leak": leak,
+            "rule": rule_text(leak),
+            "rows": leakage_rows(leak),
+            "examples": [
+                (c.criterion, e, trim_output(e.failing_output), trim_output(e.passing_output))
+                for c in leak.flagged
+                for e in c.examples
+            ],
+        }
+        for leak in comparison.rubric_leakage
+    ]
 
 
 def write_pngs(

@@ -155,6 +155,10 @@ def render_markdown(comparison: Comparison) -> str:
         slicing = metric.slicings[0]
         for pair in slicing.pairs:
             out += _pair_section(comparison, metric, slicing.by, slicing.arms, pair)
+    for leak in comparison.rubric_leakage:
+        from evaldelta.report._leakage import leakage_markdown
+
+        out += leakage_markdown(leak)
     if comparison.three_arm is not None:
         from evaldelta.report._three_arm import three_arm_markdown
 

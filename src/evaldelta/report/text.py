@@ -56,6 +56,10 @@ def render_text(comparison: Comparison) -> str:
             for pair in slicing.pairs:
                 out.extend(_pair_block(comparison, metric, slicing.by, slicing.arms, pair))
                 out.append("")
+    for leak in comparison.rubric_leakage:
+        from evaldelta.report._leakage import checks_title, leakage_lines
+
+        out += [checks_title(leak), *leakage_lines(leak), ""]
     if comparison.three_arm is not None:
         from evaldelta.report._three_arm import three_arm_lines
 

@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each loads on fir
         clustered_se_from_summary,
     )
     from evaldelta.stats._inference import fail_pvalue, interval_at
+    from evaldelta.stats._leakage import Asymmetry, LeakageRule, criterion_asymmetry
     from evaldelta.stats._means import mean_t, t_critical, welch
     from evaldelta.stats._multiple import holm
     from evaldelta.stats._paired import (
@@ -67,6 +68,9 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each loads on fir
     )
 
 _WHERE = {
+    "Asymmetry": "evaldelta.stats._leakage",
+    "LeakageRule": "evaldelta.stats._leakage",
+    "criterion_asymmetry": "evaldelta.stats._leakage",
     "BreakEven": "evaldelta.stats._results",
     "break_even": "evaldelta.stats._sensitivity",
     "delta_at_share": "evaldelta.stats._sensitivity",
@@ -128,12 +132,14 @@ __all__ = [
     "MIN_MINORITY_CASES",
     "POISSON_EDGE",
     "WALD_MIN_PAIRS",
+    "Asymmetry",
     "BreakEven",
     "ConfidenceInterval",
     "DegenerateDataWarning",
     "Estimate",
     "FixedMix",
     "FrozenDict",
+    "LeakageRule",
     "PairedResult",
     "PowerResult",
     "ReliabilityWarning",
@@ -147,6 +153,7 @@ __all__ = [
     "clustered_mean",
     "clustered_se",
     "clustered_se_from_summary",
+    "criterion_asymmetry",
     "delta_at_share",
     "fail_pvalue",
     "fixed_mix",
