@@ -185,9 +185,16 @@ def render_html(
         svg=Markup,  # the template marks only the matplotlib SVG as safe
         checks=[(m.metric, arm_summaries(m)) for m in checks],
         pins=pins_view(comparison),
+        upstream=_upstream(comparison),
         summaries=summaries,
         three=three,
     )
+
+
+def _upstream(comparison: Comparison) -> list[Any]:
+    from evaldelta.report._upstream import upstream_view
+
+    return upstream_view(comparison)
 
 
 def write_pngs(
