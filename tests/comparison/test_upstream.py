@@ -240,3 +240,34 @@ def test_bad_upstream_table_in_the_policy(tmp_path: Path, run_cli, write):
     unknown = write("unknown.toml", POLICY + '[upstream]\nallowed = ["prompt"]\n')
     res = run_cli("gate", path, "--policy", unknown, "--baseline", "a")
     one_line_error(res, "unknown.toml", "allowed")
+
+
+def test_reports_escape_the_stored_texts(tmp_path: Path):
+    from evaldelta.report.html import render_html
+
+    hostile = "<script>alert(1)</script> ``` @everyone"
+    rows = [
+        {"case_id": "c0", "arm": "a", "score": 1, "prompt_hash": "h1", "rendered_prompt": "hi"},
+        {"case_id": "c0", "arm": "b", "score": 1, "prompt_hash": "h2", "rendered_prompt": hostile},
+    ]
+    result = compare([_rows(tmp_path / "rows.csv", rows)], baseline="a")
+    html = render_html(result)
+    assert '<section id="upstream">' in html and '<pre class="diff">' in html
+    assert "<script>alert(1)" not in html and "&lt;script&gt;alert(1)" in html
+    md = render_markdown(result)
+    assert "> ````diff" in md  # a fence longer than the backtick run inside
+    assert "> +<script>alert(1)</script> ``` @everyone" in md  # verbatim inside the fence
+    assert md.count("````") == 2
+
+
+def test_the_terminal_report_shows_it_too(tmp_path: Path):
+    import io
+
+    from rich.console import Console
+
+    from evaldelta.report.terminal import print_terminal
+
+    buffer = io.StringIO()
+    result = compare([_prompt_rows(tmp_path / "rows.csv")], baseline="a")
+    print_terminal(result, Console(file=buffer, width=200, color_system=None))
+    assert "UPSTREAM INPUT CHANGED BEYOND THE ARMS' DECLARED DIFFERENCE" in buffer.getvalue()
