@@ -18,6 +18,9 @@ Files (long row format of DESIGN.md, one row per attempt):
 * ``seed001.csv``: release A vs B on easy/hard cases, 001_d8b0c402cb73e7e5.txt.
 * ``seed002.csv``: 40 paired support tickets, incumbent vs candidate, pass = all
   requirement checks, 002_ae837a85b6e05755.txt (cross-tab 33/3/1/3).
+* ``seed002_upstream.csv``: the same rows with the upstream hashes of each attempt
+  (rendered prompt, payload, retrieved documents); a few tickets' retrieval changed
+  between the arms (the upstream change detector's demo).
 * ``seed004.csv`` / ``traffic004.csv``: a 5,000-request replay through
   always_cheap, cascade and always_strong, graded 1-5 judge score,
   004_c23b49ab5987a609.txt.
@@ -45,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -168,6 +172,53 @@ def build_seed002(rng: np.random.Generator) -> list[Row]:
         for t in sorted(tickets):
             rows.append((f"T{t}", tickets[t][0], arm, 0, tickets[t][pos]))
     return rows
+
+
+# --------------------------------------------------------------------------- seed 002, upstream
+#
+# The same 40 tickets and scores as seed002.csv, with the upstream hashes the runner records
+# per attempt (evaldelta.upstream: sha256 of canonical JSON; re-implemented here so the
+# generator needs numpy only, and checked against the library in tests/test_upstream_demo.py).
+# The two arms declare a model release only, but the candidate's run came after the
+# retriever's index was refreshed: on UPSTREAM_CHANGED tickets it retrieved a newer version
+# of the ticket type's policy page, which the template renders into the prompt, so those
+# tickets saw a different retrieval and a different rendered prompt. The payload (generation
+# parameters) is the same for every attempt.
+
+UPSTREAM_CHANGED = 4
+UPSTREAM_SYSTEM = (
+    "You are a customer support agent. Reply to the ticket. Offer only remedies and "
+    "timeframes the retrieved policy documents permit."
+)
+UPSTREAM_PAYLOAD = {"max_tokens": 400, "temperature": 0.0}
+POLICY_VERSION = "2024-11-04"
+POLICY_REFRESHED = "2025-05-19"
+
+
+def _canonical_sha256(value: object) -> str:
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def build_seed002_upstream(rows: Sequence[Row], rng: np.random.Generator) -> list[Row]:
+    """seed002's rows plus prompt/payload/retrieval hashes, the prompt and the doc ids."""
+    tickets = sorted({str(r[0]) for r in rows})
+    changed = set(rng.choice(tickets, size=UPSTREAM_CHANGED, replace=False).tolist())
+    payload = _canonical_sha256(UPSTREAM_PAYLOAD)
+    out: list[Row] = []
+    for case_id, slice_name, arm, repeat, score in rows:
+        version = POLICY_REFRESHED if arm == "candidate" and case_id in changed else POLICY_VERSION
+        ids = sorted([f"policy/{slice_name}@{version}", "policy/tone@2024-06-01"])
+        user = (
+            f"Ticket {case_id} ({str(slice_name).replace('_', ' ')}).\n"
+            f"Policy documents: {', '.join(ids)}\n"
+            "Write the reply."
+        )
+        messages = [["system", UPSTREAM_SYSTEM], ["user", user]]
+        rendered = "\n".join(f"{role}: {content}" for role, content in messages)
+        out.append((case_id, slice_name, arm, repeat, score, _canonical_sha256(messages),
+                    payload, _canonical_sha256(ids), rendered, "|".join(ids)))  # fmt: skip
+    return out
 
 
 # --------------------------------------------------------------------------- seed 004
@@ -490,10 +541,23 @@ def generate(out: Path) -> dict[str, object]:
         ["A", "B"],
     )
 
-    n = write_csv(out / "seed002.csv", header, build_seed002(np.random.default_rng([SEED, 2])))
+    rows002 = build_seed002(np.random.default_rng([SEED, 2]))
+    n = write_csv(out / "seed002.csv", header, rows002)
     record(
         "seed002.csv",
         "40 paired support tickets, pass = all requirement checks (33/3/1/3)",
+        "002",
+        n,
+        ["incumbent", "candidate"],
+    )
+    header_up = [*header, "prompt_hash", "payload_hash", "retrieval_hash", "rendered_prompt",
+                 "retrieved_ids"]  # fmt: skip
+    rows_up = build_seed002_upstream(rows002, np.random.default_rng([SEED, 2, 1]))
+    n = write_csv(out / "seed002_upstream.csv", header_up, rows_up)
+    record(
+        "seed002_upstream.csv",
+        f"seed002.csv with upstream hashes: {UPSTREAM_CHANGED} tickets' retrieval (and so "
+        "rendered prompt) changed in the candidate's run, which declares a model change only",
         "002",
         n,
         ["incumbent", "candidate"],

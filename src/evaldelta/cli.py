@@ -130,6 +130,15 @@ def compare_cmd(
             "(repeatable); others are reported loudly.",
         ),
     ] = None,
+    expect_change: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--expect-change",
+            metavar="KIND",
+            help="An upstream change the release makes (prompt, payload or retrieval; "
+            "repeatable): cases whose hashes differ in it are expected, others reported loudly.",
+        ),
+    ] = None,
     three_arm: Annotated[
         str | None,
         typer.Option(
@@ -164,6 +173,7 @@ def compare_cmd(
         "scale": parse_scale(scale),
         "list_limit": None if list_limit == 0 else list_limit,
         "allowed_pin_differences": tuple(allow_pin_diff or ()),
+        "expected_changes": tuple(expect_change or ()),
         "three_arm": tuple(three_arm.split(",")) if three_arm is not None else None,
         "read_options": read_options(columns, case_key, filter, strict),
         "backend": backend,

@@ -170,10 +170,14 @@ def run_demo(output_dir: Path | None = None, html_dir: Path | None = None) -> st
             parts.append("")
             parts.extend(gate_side_by_side(result))
         if scenario.key == "002":
+            from evaldelta.demo_upstream import upstream_demo_text
+
             parts.append("")
             parts.append(audit_demo_text())
             parts.append("")
             parts.append(_regression_text())
+            parts.append("")
+            parts.append(upstream_demo_text())
         parts.append("")
         if output_dir is not None:
             output_dir.mkdir(parents=True, exist_ok=True)

@@ -21,7 +21,8 @@
      ├── JudgeError                the judge could not run: no provider, a call that failed for good
      ├── StoreError                the run store cannot be used: another schema version, a lock
      │                             held by another process, an unknown run id
-     ├── GateRefusedError          the gate will not decide: the arms differ in pins beyond the
+     ├── GateRefusedError          the gate will not decide: the arms differ in pins, or their
+     │                             cases in rendered prompt, payload or retrieval, beyond the
      │                             declared arm difference and the policy does not allow it
      └── UsageError                bad options: an unknown arm, a single arm          (exit 2)
           └── ProviderSetupError   a provider that cannot start: unknown kind, a missing API key
@@ -153,4 +154,4 @@ class ProviderSetupError(UsageError):
 
 
 class GateRefusedError(EvaldeltaError):
-    """The gate refuses to decide on arms that differ in an undeclared pin."""
+    """The gate refuses to decide on arms that differ in an undeclared pin or upstream input."""

@@ -48,6 +48,8 @@ __all__ = [
     "ThreeArmSlice",
     "ThreeArmSummary",
     "TwoByTwo",
+    "UpstreamCheck",
+    "UpstreamExample",
     "to_jsonable",
 ]
 
@@ -296,6 +298,45 @@ class PinDifference:
 
 
 @dataclass(frozen=True)
+class UpstreamExample:
+    """One paired case whose upstream input differs: each arm's hash and, if stored, text."""
+
+    case_id: str
+    baseline_hash: str | None
+    candidate_hash: str | None
+    baseline_text: str | None = None
+    candidate_text: str | None = None
+
+
+@dataclass(frozen=True)
+class UpstreamCheck:
+    """One kind of upstream input (``prompt``, ``payload``, ``retrieval``) between two arms.
+
+    ``paired`` cases were attempted by both arms, ``compared`` of them carry the hash for
+    both, ``differing`` of those saw a different hash set. ``declared`` lists what the arms
+    declare as their difference (``model``, ``prompt``, ``payload``, ``retrieval``; from the
+    pins, ``--expect-change`` or the policy); ``expected_by`` says who declared this kind
+    (``pins``, ``expect_change``, ``policy``; empty: nobody, so a difference is a confound:
+    :mod:`evaldelta.comparison.upstream`).
+    """
+
+    baseline: str
+    candidate: str
+    kind: str
+    paired: int
+    compared: int
+    differing: int
+    declared: tuple[str, ...]
+    expected_by: str
+    examples: tuple[UpstreamExample, ...] = ()
+
+    @property
+    def confounded(self) -> bool:
+        """Some paired case saw a different input of a kind the arms do not declare."""
+        return self.differing > 0 and not self.expected_by
+
+
+@dataclass(frozen=True)
 class ThreeArmCost:
     """What one arm cost in one slice (from ``cost_usd``): total and per case it ran."""
 
@@ -366,6 +407,8 @@ class Comparison:
     run store (``evaldelta run``); empty otherwise. ``pin_differences`` are the pins that
     differ between the compared arms beyond the declared arm difference (model, template,
     provider, routing: :mod:`evaldelta.comparison.pins`), which compare reports loudly.
+    ``upstream`` compares, per arm pair, the hashes of each attempt's rendered prompt,
+    request payload and retrieved documents (:mod:`evaldelta.upstream`), when rows carry them.
     ``baseline_reason`` says how the baseline was chosen (``--baseline``, or the first
     input's first arm: :func:`evaldelta.engine.evidence._arm_order`). ``imports`` say, for each
     source read by an importer (an Inspect AI log, ...), what
@@ -392,6 +435,7 @@ class Comparison:
     imports: tuple[ImportReport, ...] = field(default=())
     baseline_reason: str = ""
     rubric_leakage: tuple[RubricLeakage, ...] = field(default=())  # check.<id> metrics only
+    upstream: tuple[UpstreamCheck, ...] = field(default=())
 
 
 def to_jsonable(obj: Any) -> Any:

@@ -242,6 +242,14 @@ def announce_warnings(result: Comparison) -> None:
             "(see the report; --allow-pin-diff KEY to accept)",
             err=True,
         )
+    for check in (c for c in result.upstream if c.confounded):
+        typer.echo(
+            f"evaldelta: WARNING: {check.differing:,} of {check.compared:,} paired cases saw a "
+            f"different {check.kind} between {check.baseline} and {check.candidate} beyond "
+            f"their declared difference (see the report; --expect-change {check.kind} if "
+            "intended)",
+            err=True,
+        )
     for note in result.notes:
         if any(mark in note for mark in LOUD_NOTES):
             typer.echo(f"evaldelta: WARNING: {term_text(note)}", err=True)

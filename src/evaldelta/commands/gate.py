@@ -69,6 +69,15 @@ def gate_cmd(
     confidence: ConfidenceOpt = 0.95,
     interval: IntervalOpt = Interval.newcombe,
     scale: ScaleOpt = None,
+    expect_change: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--expect-change",
+            metavar="KIND",
+            help="An upstream change the release makes (prompt, payload or retrieval; "
+            "repeatable); an undeclared one makes the gate refuse unless [upstream] allows it.",
+        ),
+    ] = None,
     format: Annotated[
         GateFormat,
         typer.Option(
@@ -118,6 +127,7 @@ def gate_cmd(
         confidence=confidence,
         interval=interval.value,
         scale=parse_scale(scale),
+        expected_changes=tuple(expect_change or ()),
         read_options=read_options(columns, case_key, filter, strict),
         backend=backend,
         table=table,

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from evaldelta.comparison._build import Options, build
+from evaldelta.comparison.upstream import check_kinds
 from evaldelta.engine import CriticalSelector
 from evaldelta.engine._mix import read_mix
 from evaldelta.engine.evidence import Evidence, Request, gather
@@ -59,6 +60,8 @@ def compare(
     list_limit: int | None = 50,
     critical: CriticalSelector | None = None,
     allowed_pin_differences: Sequence[str] = (),
+    expected_changes: Sequence[str] = (),
+    allowed_upstream_changes: Sequence[str] = (),
     three_arm: Sequence[str] | None = None,
     read_options: ReadOptions | None = None,
     backend: Any = None,
@@ -82,12 +85,19 @@ def compare(
     comparison then carries a :class:`~evaldelta.model.ThreeArmSummary` on the first metric
     and slicing column. Without it, the roles are read from a run store's pins when a
     compared cascade arm's cheap and strong steps are compared arms too.
+    ``expected_changes`` / ``allowed_upstream_changes``: upstream kinds (``prompt``,
+    ``payload``, ``retrieval``) the arms declare / a policy allows (:mod:`.upstream`).
     ``backend`` is where the queries run: ``None``/``"duckdb"`` (embedded), ``"spark"``, an
     Ibis connection URL or an Ibis connection; the files are read on DuckDB and their rows
     moved there once. With ``table``, the rows are that backend's table instead of files
     (:mod:`evaldelta.sources._backend`).
     """
     _check_options(interval, list_limit, confidence)
+    declared: dict[str, Any] = {
+        "allowed_pin_differences": tuple(allowed_pin_differences),
+        "expected_changes": check_kinds(expected_changes),
+        "allowed_upstream_changes": check_kinds(allowed_upstream_changes, "[upstream] allow"),
+    }
     by = tuple(by) or ("slice",)
     options = dataclasses.replace(read_options or ReadOptions(), outputs_on_demand=True)
     tables = _read(
@@ -110,19 +120,27 @@ def compare(
         three_arm=three_arm,
     )
     evidence = gather(tables, request)
+    chosen = _options(evidence, mix, traffic, confidence, interval)
+    return build(evidence, dataclasses.replace(chosen, **declared))
+
+
+def _options(
+    evidence: Evidence,
+    mix: str | Path,
+    traffic: str | Path | None,
+    confidence: float,
+    interval: str,
+) -> Options:
+    """How to build the comparison: the interval, the mix and the traffic weights read."""
     slices = set(evidence.slice_names)
     mix_name, mix_weights = _chosen_mix(mix, list(evidence.slice_names))
-    return build(
-        evidence,
-        Options(
-            confidence=confidence,
-            interval=interval,
-            mix=mix_name,
-            mix_weights=mix_weights,
-            traffic=read_mix(Path(traffic), slices) if traffic else None,
-            traffic_label=display_path(Path(traffic)) if traffic else None,
-            allowed_pin_differences=tuple(allowed_pin_differences),
-        ),
+    return Options(
+        confidence=confidence,
+        interval=interval,
+        mix=mix_name,
+        mix_weights=mix_weights,
+        traffic=read_mix(Path(traffic), slices) if traffic else None,
+        traffic_label=display_path(Path(traffic)) if traffic else None,
     )
 
 

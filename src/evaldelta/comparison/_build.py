@@ -15,6 +15,7 @@ from evaldelta.comparison._notes import Notes
 from evaldelta.comparison._slicing import SlicingBuilder
 from evaldelta.comparison._three_arm import three_arm_summary
 from evaldelta.comparison.pins import undeclared_differences
+from evaldelta.comparison.upstream import upstream_checks
 from evaldelta.engine.evidence import Evidence, MetricEvidence
 from evaldelta.leakage import leakage_from_metrics
 from evaldelta.model import SCHEMA_VERSION, Comparison, MetricResult
@@ -35,6 +36,8 @@ class Options:
     traffic: Mapping[str, float] | None = None
     traffic_label: str | None = None
     allowed_pin_differences: Sequence[str] = ()
+    expected_changes: Sequence[str] = ()  # upstream kinds the arms declare (--expect-change)
+    allowed_upstream_changes: Sequence[str] = ()  # upstream kinds a policy allows
 
 
 def build(evidence: Evidence, options: Options) -> Comparison:
@@ -80,6 +83,12 @@ def build(evidence: Evidence, options: Options) -> Comparison:
         three_arm=summary,
         imports=evidence.imports,
         rubric_leakage=leakage_from_metrics(results, evidence.baseline, evidence.candidates),
+        upstream=upstream_checks(
+            evidence.upstream,
+            evidence.pins,
+            options.expected_changes,
+            options.allowed_upstream_changes,
+        ),
     )
 
 

@@ -38,6 +38,7 @@ from evaldelta.engine._three_arm import (
     reduce_three_arms,
     roles_from_pins,
 )
+from evaldelta.engine._upstream import UpstreamCounts, upstream_counts
 from evaldelta.engine._validate import validate
 from evaldelta.errors import BadValueError, UsageError
 from evaldelta.model import OUTPUT_CHARS, PinValue
@@ -144,6 +145,7 @@ class Evidence:
     three_arm: ThreeArmEvidence | None = None
     critical_selector: str = ""
     scale: tuple[float, float] | None = None
+    upstream: tuple[UpstreamCounts, ...] = ()  # per pair and kind: prompt/payload/retrieval
 
     @property
     def baseline(self) -> str:
@@ -197,6 +199,7 @@ def gather(tables: TableSet, request: Request) -> Evidence:
         three_arm=three,
         critical_selector=request.critical.describe() if request.critical else "",
         scale=request.scale,
+        upstream=upstream_counts(tables, arms),
     )
 
 

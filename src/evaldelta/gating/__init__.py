@@ -5,7 +5,9 @@
 ``compare_with_policy(sources, "gate.toml")`` (also ``evaldelta.gate``) reads the policy,
 compares with its metric and critical cases, refuses
 (:class:`~evaldelta.errors.GateRefusedError`) when the arms differ in a pin beyond the
-declared arm difference and the policy does not allow it, and returns the comparison with
+declared arm difference and the policy does not allow it, refuses as well when paired
+cases saw a different rendered prompt, payload or retrieval than the arms declare
+(:mod:`evaldelta.comparison.upstream`; ``[upstream] allow``), and returns the comparison with
 its :class:`~evaldelta.gating.verdict.Verdict`. A library user gets the same refusal as the
 command line.
 """
@@ -85,11 +87,16 @@ def compare_with_policy(
     try:
         with working("evaldelta: comparing the arms for the gate..."):
             allowed = (*options.pop("allowed_pin_differences", ()), *policy.allow_pin_differences)
+            upstream = (
+                *options.pop("allowed_upstream_changes", ()),
+                *policy.allow_upstream_changes,
+            )
             result = compare(
                 sources,
                 metrics=tuple(wanted) if wanted else None,
                 critical=critical_selector(policy),
                 allowed_pin_differences=allowed,
+                allowed_upstream_changes=upstream,
                 **options,
             )
     except MissingColumnError as exc:
@@ -111,4 +118,24 @@ def compare_with_policy(
             f"(e.g. {first.key}: {values}) beyond the declared arm difference; hold it fixed "
             f"and rerun, or allow it in the policy: [pins] allow = [{keys}]"
         )
+    _refuse_upstream(policy, result)
     return result, evaluate(policy, result)
+
+
+def _refuse_upstream(policy: Policy, result: Comparison) -> None:
+    """Refuse a comparison whose prompt, payload or retrieval moved without a declaration."""
+    from evaldelta.report._upstream import confounds, upstream_sentence
+
+    found = confounds(result)
+    if not found:
+        return
+    from evaldelta.errors import GateRefusedError
+
+    first = found[0]
+    example = f" (e.g. {first.examples[0].case_id})" if first.examples else ""
+    kinds = ", ".join(f'"{k}"' for k in dict.fromkeys(c.kind for c in found))
+    raise GateRefusedError(
+        f"{policy.path}: the gate refuses to decide: {upstream_sentence(first)}{example}; "
+        f"find the upstream change and rerun, or allow it in the policy: "
+        f"[upstream] allow = [{kinds}]"
+    )

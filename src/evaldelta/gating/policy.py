@@ -81,6 +81,7 @@ TOP_KEYS = (
     "standardized",
     "critical",
     "pins",
+    "upstream",
 )
 STANDARDIZED_KEYS = ("mix", "margin")
 PINS_KEYS = ("allow",)
@@ -164,6 +165,7 @@ class Policy:
     standardized: StandardizedRule | None = None
     critical: CriticalRule | None = None
     allow_pin_differences: tuple[str, ...] = ()  # fnmatch patterns of [pins] allow
+    allow_upstream_changes: tuple[str, ...] = ()  # [upstream] allow: prompt, payload, retrieval
     lines: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     def rules_for(self, slice_name: str) -> SliceRules:
@@ -381,6 +383,7 @@ class _Parser:
             standardized=self._standardized(data),
             critical=self._critical(data),
             allow_pin_differences=self._pins(data),
+            allow_upstream_changes=self._upstream(data),
             lines=dict(self.lines),
         )
         if (
@@ -438,6 +441,22 @@ class _Parser:
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
             raise self.fail(
                 (*prefix, "allow"), value, "allow must be a list of pin names (e.g. 'params.seed')"
+            )
+        return tuple(value)
+
+    def _upstream(self, data: Mapping[str, Any]) -> tuple[str, ...]:
+        """``[upstream] allow = ["prompt"]``: upstream changes the gate accepts undeclared."""
+        from evaldelta.upstream import KINDS
+
+        if "upstream" not in data:
+            return ()
+        prefix = ("upstream",)
+        table = self.table(data["upstream"], prefix)
+        self.known(table, PINS_KEYS, prefix)
+        value = table.get("allow", [])
+        if not isinstance(value, list) or not all(v in KINDS for v in value):
+            raise self.fail(
+                (*prefix, "allow"), value, f"allow must be a list of {', '.join(KINDS)}"
             )
         return tuple(value)
 

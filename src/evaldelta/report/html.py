@@ -193,6 +193,7 @@ def render_html(
         checks=[(m.metric, arm_summaries(m)) for m in checks],
         leakage=_leakage_views(comparison),
         pins=pins_view(comparison),
+        upstream=_upstream(comparison),
         summaries=summaries,
         three=three,
     )
@@ -215,6 +216,12 @@ def _leakage_views(comparison: Comparison) -> list[dict[str, Any]]:
         }
         for leak in comparison.rubric_leakage
     ]
+
+
+def _upstream(comparison: Comparison) -> list[Any]:
+    from evaldelta.report._upstream import upstream_view
+
+    return upstream_view(comparison)
 
 
 def write_pngs(

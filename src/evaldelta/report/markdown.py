@@ -151,6 +151,7 @@ def _pair_section(
 def render_markdown(comparison: Comparison) -> str:
     """Per metric and candidate: answer, worst slices, overall, standardized vs pooled, evidence."""
     out: list[str] = _pin_warning(comparison)
+    out += _upstream_warning(comparison)
     for metric in comparison.metrics:
         slicing = metric.slicings[0]
         for pair in slicing.pairs:
@@ -165,3 +166,10 @@ def render_markdown(comparison: Comparison) -> str:
         out.append(three_arm_markdown(comparison.three_arm))
         out.append("")
     return "\n".join(out).rstrip() + "\n"
+
+
+def _upstream_warning(comparison: Comparison) -> list[str]:
+    """Prompt, payload or retrieval that moved between the arms beyond their declaration."""
+    from evaldelta.report._upstream import markdown_lines
+
+    return markdown_lines(comparison)

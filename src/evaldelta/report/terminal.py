@@ -128,7 +128,10 @@ def _pair_renderables(
 
 def terminal_renderables(comparison: Comparison) -> Group:
     """The whole report as rich renderables (tables, coloured flags), in the text's order."""
+    from evaldelta.report._upstream import text_lines
+
     head = [baseline_line(comparison), *pin_warning_lines(comparison), *_pin_lines(comparison)]
+    head += text_lines(comparison)  # the upstream change detector, as in the text report
     parts: list[RenderableType] = [_line(x) for x in head]
     for metric in comparison.metrics:
         for slicing in metric.slicings:

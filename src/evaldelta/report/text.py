@@ -51,6 +51,7 @@ def render_text(comparison: Comparison) -> str:
     """
     out: list[str] = [baseline_line(comparison), *pin_warning_lines(comparison)]
     out.extend(_pin_lines(comparison))
+    out.extend(_upstream_lines(comparison))
     for metric in comparison.metrics:
         for slicing in metric.slicings:
             for pair in slicing.pairs:
@@ -531,3 +532,10 @@ def _coverage_lines(pair: PairComparison) -> list[str]:
     if unscored:
         lines.append(f"Cases present in both arms but unlabeled in one: {unscored}")
     return lines
+
+
+def _upstream_lines(comparison: Comparison) -> list[str]:
+    """The upstream change detector: counts per arm pair, a diff for each confound."""
+    from evaldelta.report._upstream import text_lines
+
+    return text_lines(comparison)

@@ -53,6 +53,7 @@ from evaldelta.run.prices import PriceTable
 from evaldelta.run.progress import Progress, RunSummary
 from evaldelta.run.providers._common import Redactor
 from evaldelta.run.providers.registry import create_provider, key_variable
+from evaldelta.run.upstream import upstream_values
 from evaldelta.run.writer import GroupWriter
 from evaldelta.store import Store
 
@@ -273,7 +274,8 @@ class _Session:
         outcome = await run_attempt(arms[item.arm], self.config, case, case_id, item.repeat,
                                     self.call, self.checker.verify)  # fmt: skip
         score, error = await self.score(rid, item.arm, case_id, item.repeat, outcome, case)
-        values = {**outcome.values(), "score": score, "error": error}
+        upstream = upstream_values(arms[item.arm], self.config, case, case_id, self.redactor.text)
+        values = {**outcome.values(), **upstream, "score": score, "error": error}
         await self.writer.put_attempt(rid, item.arm, case_id, item.repeat, values)
         self.progress.done += 1
         if error is not None:

@@ -62,6 +62,7 @@ class TableSet:
     has_weight: bool = False  # a sample_weight column (written by `evaldelta sample`)
     has_model_used: bool = False  # a model_used column (the model that answered an attempt)
     has_escalated: bool = False  # an escalated column (a cascade sent the attempt onwards)
+    upstream: tuple[str, ...] = ()  # kinds with a hash column (evaldelta.upstream): up_<kind>
 
     @property
     def sources(self) -> tuple[Source, ...]:
@@ -139,6 +140,7 @@ def read_sources(
     has_weight = any("sample_weight" in t.columns for t in tables)
     has_model_used = any("model_used" in t.columns for t in tables)
     has_escalated = any("escalated" in t.columns for t in tables)
+    upstream = _upstream_kinds(tables)
     projected = []
     for index, item in enumerate(opened):
         table = item.table
@@ -146,6 +148,7 @@ def read_sources(
         if has_weight:
             extra.update(_weight_columns(table))
         extra.update(_routing_columns(table, has_model_used, has_escalated))
+        extra.update(_upstream_columns(table, upstream))
         projected.append(
             _project(index, item, slice_columns, metrics, has_cluster, has_cost, extra)
         )
@@ -162,7 +165,30 @@ def read_sources(
         has_weight=has_weight,
         has_model_used=has_model_used,
         has_escalated=has_escalated,
+        upstream=upstream,
     )
+
+
+def _upstream_kinds(tables: Sequence[ir.Table]) -> tuple[str, ...]:
+    """The upstream kinds (prompt, payload, retrieval) whose hash column some source has."""
+    from evaldelta.upstream import HASH_COLUMNS, KINDS
+
+    return tuple(k for k in KINDS if any(HASH_COLUMNS[k] in t.columns for t in tables))
+
+
+def _upstream_columns(table: ir.Table, kinds: tuple[str, ...]) -> dict[str, ir.Value]:
+    """``up_<kind>``: the hash as text, null where blank or where a source lacks the column."""
+    from evaldelta.upstream import HASH_COLUMNS
+
+    out: dict[str, ir.Value] = {}
+    for kind in kinds:
+        name = HASH_COLUMNS[kind]
+        out[f"up_{kind}"] = (
+            as_text(table[name]).strip().nullif("")
+            if name in table.columns
+            else ibis.null("string")
+        )
+    return out
 
 
 def _routing_columns(

@@ -11,7 +11,8 @@ Tables::
     cases      one row per (run, case): the case row as JSON
     attempts   one row per (run, arm, case, repeat): output, score, error, model_used,
                escalated, tokens, cost, latency, every call made (JSON) and, for a
-               cascade, the verifier's result (JSON: which checks failed, the judge's score)
+               cascade, the verifier's result (JSON: which checks failed, the judge's score);
+               the upstream hashes (prompt, payload, retrieval) and the rendered prompt
     scores     one row per (run, arm, case, repeat, metric): value and reason; written by
                ``evaldelta score --store`` or ``evaldelta run --checks``
     scorings   one row per scored run: the checks file, its sha256, the metric names, and
@@ -25,8 +26,8 @@ Tables::
                Its ``score`` column is the runner's own scorer (``[score]`` regex/python,
                or the overall pass with ``run --checks``; null when there is none).
 
-Schema versions: 1 (no scores) is read as it is and migrated in place to 2 the first time
-it is opened for writing (``evaldelta run`` or ``evaldelta score --store``).
+Schema versions: 1 (no scores) and 2 (no upstream hashes) are read as they are and migrated
+in place to 3 when first opened for writing (``evaldelta run``, ``evaldelta score --store``).
 
 Durability: DuckDB commits each statement (autocommit), writing it to the write-ahead log
 before the call returns; a killed process loses nothing committed, and the next open replays
@@ -72,6 +73,7 @@ from evaldelta.store._db import (
     _json_path,
     _now,
     _private,
+    migrations,
 )
 
 __all__ = [
@@ -146,10 +148,10 @@ class Store:
                 f"the run store {self.path} lacks the table(s) {', '.join(lacking)}: it is "
                 "damaged, or not a store written by evaldelta run"
             )
-        if version == 1 and read_only:
-            return  # readable as it is (no scores); migrated when next opened for writing
-        if version == 1:
-            self._migrate_v1()
+        if version < SCHEMA_VERSION and read_only:
+            return  # readable as it is (no scores, no hashes); migrated when opened for writing
+        if version < SCHEMA_VERSION:
+            self._migrate(version)
             return
         if version != SCHEMA_VERSION:
             raise StoreError(
@@ -184,11 +186,11 @@ class Store:
                 f"number; this evaldelta reads version {SCHEMA_VERSION}"
             ) from None
 
-    def _migrate_v1(self) -> None:
-        """Version 1 -> 2: add the verifier column and the score tables, in one transaction."""
+    def _migrate(self, version: int) -> None:
+        """Bring an older store to this schema, in one transaction (:func:`migrations`)."""
         with self.transaction():
-            self.con.execute("ALTER TABLE attempts ADD COLUMN verifier_json VARCHAR")
-            self.con.execute(_DDL_V2)
+            for statement in migrations(version):
+                self.con.execute(statement)
             self.con.execute(
                 "UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION)]
             )
@@ -524,7 +526,8 @@ class Store:
         self.con.execute(
             "CREATE OR REPLACE VIEW eval_rows AS SELECT a.run_id, a.case_id, a.arm, a.repeat, "
             "a.score, a.output, a.cost_usd, a.latency_ms, a.input_tokens, a.output_tokens, "
-            "a.model_used, a.model_version, a.escalated, a.error"
+            "a.model_used, a.model_version, a.escalated, a.error, a.prompt_hash, a.payload_hash, "
+            "a.retrieval_hash, a.rendered_prompt"
             f"{extra} FROM attempts a JOIN cases c ON a.run_id = c.run_id AND "
             f"a.case_id = c.case_id{join}"
         )

@@ -23,14 +23,17 @@ __all__ = [
     "RESERVED_COLUMNS",
     "RESPONSE_FIELDS",
     "SCHEMA_VERSION",
+    "migrations",
 ]
 
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+# version 3: each attempt's upstream hashes (evaldelta.upstream) and its rendered prompt
+UPSTREAM_FIELDS = ("prompt_hash", "payload_hash", "retrieval_hash", "rendered_prompt")
 RESERVED_COLUMNS = frozenset(
     {"run_id", "case_id", "arm", "repeat", "score", "output", "error", "model_used",
      "model_version", "escalated", "input_tokens", "output_tokens", "cost_usd", "latency_ms",
-     "calls_json", "finished_at", "verifier_json"}
+     "calls_json", "finished_at", "verifier_json", *UPSTREAM_FIELDS}
 )  # fmt: skip
 MetricValues = Mapping[str, tuple[float | None, str | None]]  # metric -> (value, reason)
 
@@ -51,6 +54,7 @@ CREATE TABLE IF NOT EXISTS attempts (
     error VARCHAR, model_used VARCHAR, model_version VARCHAR, escalated BOOLEAN,
     input_tokens BIGINT, output_tokens BIGINT, cost_usd DOUBLE, latency_ms DOUBLE,
     calls_json VARCHAR, finished_at TIMESTAMP, verifier_json VARCHAR,
+    prompt_hash VARCHAR, payload_hash VARCHAR, retrieval_hash VARCHAR, rendered_prompt VARCHAR,
     PRIMARY KEY (run_id, arm, case_id, repeat));
 CREATE TABLE IF NOT EXISTS responses (
     cache_key VARCHAR PRIMARY KEY, provider VARCHAR, model VARCHAR, text VARCHAR,
@@ -69,9 +73,26 @@ CREATE TABLE IF NOT EXISTS scorings (
 ATTEMPT_FIELDS = (
     "output", "score", "error", "model_used", "model_version", "escalated",
     "input_tokens", "output_tokens", "cost_usd", "latency_ms", "calls_json", "verifier_json",
+    *UPSTREAM_FIELDS,
 )  # fmt: skip
 RESPONSE_FIELDS = ("provider", "model", "text", "model_version", "input_tokens",
                    "output_tokens", "finish_reason", "latency_ms")  # fmt: skip
+
+
+def migrations(version: int) -> list[str]:
+    """The statements that bring a store of schema ``version`` to :data:`SCHEMA_VERSION`.
+
+    1 -> 2: the verifier column and the score tables; 2 -> 3: the upstream hash columns
+    (null for attempts recorded before: compare then has no hashes for them).
+    """
+    out: list[str] = []
+    if version < 2:
+        out += ["ALTER TABLE attempts ADD COLUMN IF NOT EXISTS verifier_json VARCHAR", _DDL_V2]
+    if version < 3:
+        out += [
+            f"ALTER TABLE attempts ADD COLUMN IF NOT EXISTS {c} VARCHAR" for c in UPSTREAM_FIELDS
+        ]
+    return out
 
 
 _CONFIG: dict[str, str | bool | int | float | list[str]] = {

@@ -20,12 +20,30 @@ from evaldelta.sources._rowfile import RowWriter
 from evaldelta.sources._source import Source
 from evaldelta.sources._values import as_text
 
-__all__ = ["as_mapping", "imported", "scalar_text"]
+__all__ = ["as_mapping", "imported", "scalar_text", "upstream_columns"]
 
 
 def as_mapping(value: Any) -> Mapping[str, Any]:
     """A log's value when it is an object, else an empty one (logs are not to be trusted)."""
     return value if isinstance(value, Mapping) else {}
+
+
+def upstream_columns(prompt: Any = None, payload: Any = None) -> dict[str, str]:
+    """``prompt_hash`` and ``rendered_prompt`` (a string or chat messages), ``payload_hash``.
+
+    The hashes are :mod:`evaldelta.upstream`'s, so a log's arms compare with a run store's.
+    A value the log does not carry (None, an empty prompt, a payload that is no object) is
+    left out: compare then says the hash is not recorded rather than seeing a difference.
+    """
+    from evaldelta.upstream import payload_hash, prompt_hash, prompt_text
+
+    out: dict[str, str] = {}
+    if isinstance(prompt, str | list) and prompt:
+        out["prompt_hash"] = prompt_hash(prompt)
+        out["rendered_prompt"] = prompt_text(prompt)
+    if isinstance(payload, Mapping):
+        out["payload_hash"] = payload_hash(payload)
+    return out
 
 
 def scalar_text(value: Any) -> str | None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from evaldelta.errors import BadValueError, Location, UsageError
 from evaldelta.sources._report import ReportBuilder
 from evaldelta.sources._rowfile import RowWriter
-from evaldelta.sources.importers._common import scalar_text
+from evaldelta.sources.importers._common import scalar_text, upstream_columns
 
 if TYPE_CHECKING:
     from evaldelta.sources.importers.inspect import _Log
@@ -167,6 +167,7 @@ class _SampleRows:
         if isinstance(output, dict) and isinstance(output.get("completion"), str):
             row["output"] = output["completion"]
         _usage(sample.get("model_usage"), row)
+        row.update(upstream_columns(_prompt(sample)))
         if isinstance(sample.get("total_time"), int | float):
             row["latency_ms"] = float(sample["total_time"]) * 1000.0
         limit = sample.get("limit")
@@ -256,3 +257,23 @@ def _usage(usage: Any, row: dict[str, Any]) -> None:
     row.update(totals)
     if has_cost:
         row["cost_usd"] = cost
+
+
+def _prompt(sample: Mapping[str, Any]) -> Any:
+    """What the model was first asked: the messages before its first reply, else the input.
+
+    A sample summary (read on demand from a ``.eval`` log) holds no messages and a thinned
+    input, so it gives none: its hash would not be the prompt's.
+    """
+    messages = sample.get("messages")
+    if not isinstance(messages, list):
+        return None
+    asked = []
+    for message in messages:
+        if not isinstance(message, Mapping) or message.get("role") == "assistant":
+            break
+        asked.append(message)
+    if asked:
+        return asked
+    given = sample.get("input")
+    return given if isinstance(given, str | list) else None

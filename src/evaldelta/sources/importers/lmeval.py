@@ -34,7 +34,7 @@ from evaldelta.sources._registry import Opened, Reader, register
 from evaldelta.sources._report import ReportBuilder
 from evaldelta.sources._rowfile import RowWriter
 from evaldelta.sources._source import ReadOptions, Source
-from evaldelta.sources.importers._common import imported, scalar_text
+from evaldelta.sources.importers._common import imported, scalar_text, upstream_columns
 from evaldelta.sources.importers._json import loads, read_json_lines
 
 __all__ = ["LmEvalReader"]
@@ -414,9 +414,29 @@ class _RunRows:
                 )
         main = primary if primary in names else (names[0] if names else None)
         row["score"] = row.get(main) if main else None
+        row.update(_upstream(line.get("arguments")))
         resp = line.get("filtered_resps")
         if isinstance(resp, list) and resp and isinstance(resp[0], str):
             row["output"] = resp[0]
         elif isinstance(resp, str):
             row["output"] = resp
         return row
+
+
+def _upstream(arguments: Any) -> dict[str, str]:
+    """The prompt (the first request's context) and, for generation, its generation kwargs.
+
+    lm-eval logs each request's arguments as ``gen_args_<i>: {arg_0: context, arg_1: ...}``
+    (older versions: a list of lists); ``arg_1`` is the generation kwargs of a generate
+    request and the continuation (a string, the case's content) of a loglikelihood one.
+    """
+    first: Any = None
+    if isinstance(arguments, dict) and arguments:
+        first = arguments.get("gen_args_0")
+        first = [first.get("arg_0"), first.get("arg_1")] if isinstance(first, dict) else None
+    elif isinstance(arguments, list) and arguments and isinstance(arguments[0], list):
+        first = arguments[0]
+    if not first:
+        return {}
+    payload = first[1] if len(first) > 1 and isinstance(first[1], dict) else None
+    return upstream_columns(first[0] if isinstance(first[0], str) else None, payload)

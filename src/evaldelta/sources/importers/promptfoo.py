@@ -40,7 +40,7 @@ from evaldelta.sources._registry import Opened, Reader, register
 from evaldelta.sources._report import ReportBuilder
 from evaldelta.sources._rowfile import RowWriter
 from evaldelta.sources._source import ReadOptions, Source
-from evaldelta.sources.importers._common import imported, scalar_text
+from evaldelta.sources.importers._common import imported, scalar_text, upstream_columns
 from evaldelta.sources.importers._json import iter_items, read_json_lines
 
 __all__ = ["PromptfooReader"]
@@ -187,6 +187,8 @@ class _Rows:
         for key, value in _mapping(test.get("metadata")).items():
             out[f"metadata.{key}"] = scalar_text(value)
         self._outcome(row, out, f"{case_id} ({provider}, {prompt})")
+        spec = _mapping(row.get("prompt"))  # the rendered prompt and the prompt's config
+        out.update(upstream_columns(spec.get("raw"), spec.get("config")))
         output = _mapping(row.get("response")).get("output")
         if output is not None:
             out["output"] = output if isinstance(output, str) else json.dumps(output)
