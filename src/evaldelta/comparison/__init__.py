@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from evaldelta.comparison._build import Options, build
+from evaldelta.comparison._mixes import MixArg, named_mixes
 from evaldelta.engine import CriticalSelector
 from evaldelta.engine._mix import read_mix
 from evaldelta.engine.evidence import Evidence, Request, gather
@@ -51,7 +52,7 @@ def compare(
     candidates: Sequence[str] | None = None,
     by: Sequence[str] = ("slice",),
     metrics: Sequence[str] | None = None,
-    mix: str | Path = "actual",
+    mix: MixArg = "actual",
     traffic: str | Path | None = None,
     confidence: float = 0.95,
     interval: str = "newcombe",
@@ -72,7 +73,9 @@ def compare(
     :class:`Source` objects (which can name the arm a file holds). ``metrics`` default to
     the first source's (``score`` for tidy files, an importer's own otherwise);
     ``read_options`` are passed to the readers (column mapping, case key, filter, strict).
-    ``mix`` is ``actual``, ``equal`` or a mix file;
+    ``mix`` is ``actual``, ``equal`` or a mix file; or several, side by side, as a sequence
+    (each item ``NAME=SPEC`` or a bare spec, named after itself) or a mapping name -> spec
+    (:mod:`evaldelta.comparison._mixes`), each standardized on its own;
     ``traffic`` an optional traffic file whose weights give a second standardized result;
     without one, a ``sample_weight`` column (written by ``evaldelta sample``) gives the
     traffic mix: each slice's sum of weights estimates its traffic (Horvitz-Thompson).
@@ -111,14 +114,14 @@ def compare(
     )
     evidence = gather(tables, request)
     slices = set(evidence.slice_names)
-    mix_name, mix_weights = _chosen_mix(mix, list(evidence.slice_names))
+    mixes = named_mixes(mix, list(evidence.slice_names))
     return build(
         evidence,
         Options(
             confidence=confidence,
             interval=interval,
-            mix=mix_name,
-            mix_weights=mix_weights,
+            mix=mixes[0].name,
+            mixes=mixes,
             traffic=read_mix(Path(traffic), slices) if traffic else None,
             traffic_label=display_path(Path(traffic)) if traffic else None,
             allowed_pin_differences=tuple(allowed_pin_differences),
@@ -148,12 +151,3 @@ def _read(
         return read_sources([Source(Path(table), format="table")], con=con, **kwargs)
     tables = read_sources(_sources(files), **kwargs)
     return tables if con is None else move_rows(tables, con)
-
-
-def _chosen_mix(mix: str | Path, slices: list[str]) -> tuple[str, dict[str, float] | None]:
-    """``actual`` -> None (filled from the evidence later), ``equal``, or a file's weights."""
-    if str(mix) == "actual":
-        return "actual", None
-    if str(mix) == "equal":
-        return "equal", dict.fromkeys(slices, 1.0)
-    return f"file:{display_path(Path(mix))}", read_mix(Path(mix), set(slices))

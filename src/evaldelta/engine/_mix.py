@@ -12,11 +12,15 @@ from evaldelta.errors import Location, MixError
 __all__ = ["read_mix"]
 
 
-def read_mix(path: Path, known_slices: set[str] | None = None) -> dict[str, float]:
+def read_mix(
+    path: Path, known_slices: set[str] | None = None, *, complete: bool = False
+) -> dict[str, float]:
     """Return ``{slice: weight}`` on the file's own scale, after checking every entry.
 
     Weights must be finite and non-negative, not all zero, and (when ``known_slices`` is
-    given) name only slices the data has. Each failure names the file and line.
+    given) name only slices the data has. Each failure names the file and line. With
+    ``complete``, the file must also weight every known slice: a slice it leaves out would
+    otherwise weigh nothing without a word (a weight of 0 leaves one out on purpose).
     """
     where = str(path)
     if not path.exists():
@@ -81,4 +85,11 @@ def read_mix(path: Path, known_slices: set[str] | None = None) -> dict[str, floa
     top = max(weights.values())
     if top <= 0:
         raise MixError("all weights are zero", Location(where))
+    missing = sorted(known_slices - set(weights)) if complete and known_slices else []
+    if missing:
+        raise MixError(
+            f"the mix gives no weight to the data's slice(s) {', '.join(missing)}; list every "
+            "slice (weight 0 leaves one out on purpose)",
+            Location(where),
+        )
     return {k: w / top for k, w in weights.items()}  # the same shares, sums that stay finite
