@@ -123,7 +123,7 @@ def evaluate(
                 raise UsageError(f"candidate {name!r} is not in the comparison")
     rules: list[RuleResult] = []
     for pair in pairs:
-        rules.extend(_PairGate(policy, result, slicing, pair).rules())
+        rules.extend(_PairGate(policy, result, slicing, pair, comparison.confidence).rules())
     rules, family = _adjust_fails(rules, policy.fail_adjust, 1.0 - comparison.confidence)
     outcome = (
         FAIL
