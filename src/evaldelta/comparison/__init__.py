@@ -73,9 +73,7 @@ def compare(
     :class:`Source` objects (which can name the arm a file holds). ``metrics`` default to
     the first source's (``score`` for tidy files, an importer's own otherwise);
     ``read_options`` are passed to the readers (column mapping, case key, filter, strict).
-    ``mix`` is ``actual``, ``equal`` or a mix file; or several, side by side, as a sequence
-    (each item ``NAME=SPEC`` or a bare spec, named after itself) or a mapping name -> spec
-    (:mod:`evaldelta.comparison._mixes`), each standardized on its own;
+    ``mix`` is ``actual``, ``equal``, a mix file, or several: :mod:`~.comparison._mixes`;
     ``traffic`` an optional traffic file whose weights give a second standardized result;
     without one, a ``sample_weight`` column (written by ``evaldelta sample``) gives the
     traffic mix: each slice's sum of weights estimates its traffic (Horvitz-Thompson).

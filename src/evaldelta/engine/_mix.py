@@ -85,11 +85,17 @@ def read_mix(
     top = max(weights.values())
     if top <= 0:
         raise MixError("all weights are zero", Location(where))
-    missing = sorted(known_slices - set(weights)) if complete and known_slices else []
+    if complete and known_slices:
+        _check_complete(weights, known_slices, where)
+    return {k: w / top for k, w in weights.items()}  # the same shares, sums that stay finite
+
+
+def _check_complete(weights: dict[str, float], known: set[str], where: str) -> None:
+    """Every known slice has a weight: one left out would weigh nothing without a word."""
+    missing = sorted(known - set(weights))
     if missing:
         raise MixError(
             f"the mix gives no weight to the data's slice(s) {', '.join(missing)}; list every "
             "slice (weight 0 leaves one out on purpose)",
             Location(where),
         )
-    return {k: w / top for k, w in weights.items()}  # the same shares, sums that stay finite
