@@ -68,7 +68,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         title="Simpson's paradox in pooled pass rates (v1 and v2 ran on different eval sets)",
         seed_file="000_387e4da809195b1a.txt",
         data="seed000.csv",
-        options={"baseline": "v1"},
+        # the mixes side by side (issue 13): the eval set's own, equal, and production traffic
+        options={"baseline": "v1", "mix": ("actual", "equal")},
         traffic_file="traffic000.csv",
         seed_says="pooled v1 0.815, v2 0.833; production-weighted v1 0.814, v2 0.802",
     ),
@@ -127,8 +128,10 @@ def run_scenario(scenario: Scenario) -> Comparison:
         return compare([data], **options)  # type: ignore[arg-type]
 
 
-def _extra(scenario: Scenario) -> list[str]:
+def _extra(scenario: Scenario, result: Comparison | None = None) -> list[str]:
     """Seed-specific follow-ups computed by the statistics core (planning arithmetic)."""
+    if scenario.key == "000" and result is not None:
+        return _open_question(result)
     if scenario.key == "002":
         plan = stats.required_pairs_mcnemar(3 / 40, 1 / 40)
         connor = math.ceil(plan.n_normal)
@@ -151,6 +154,26 @@ def _extra(scenario: Scenario) -> list[str]:
     return []
 
 
+def _open_question(result: Comparison) -> list[str]:
+    """Seed 000's open question (shipping moves the mix), answered with the break-even."""
+    from evaldelta.report._facts import break_even_sentences
+    from evaldelta.report._format import fmt_ci, fmt_delta
+
+    pair = result.metrics[0].slicings[0].pairs[0]
+    traffic = next((s for s in pair.standardized if s.mix == "traffic"), None)
+    if traffic is None:
+        return []
+    sentences = break_even_sentences(traffic, pair.candidate, shown=1)
+    lines = [
+        "Seed 000's open question (shipping can move the mix itself), answered with numbers: "
+        f"under production traffic {pair.candidate} - {pair.baseline} is "
+        f"{fmt_delta(traffic.delta.estimate, True)} "
+        f"{fmt_ci(traffic.delta.ci.low, traffic.delta.ci.high, True)};"
+    ]
+    lines += [f"  {t}." for t in sentences]
+    return lines
+
+
 def run_demo(output_dir: Path | None = None, html_dir: Path | None = None) -> str:
     """Run every scenario; return the text report (and write JSON / HTML when asked).
 
@@ -165,7 +188,7 @@ def run_demo(output_dir: Path | None = None, html_dir: Path | None = None) -> st
         parts.append(f"The seed text ({scenario.seed_file}) says: {scenario.seed_says}.")
         parts.append("=" * 100)
         parts.append(render_text(result))
-        parts.extend(_extra(scenario))
+        parts.extend(_extra(scenario, result))
         if scenario.key == "004":
             parts.append("")
             parts.extend(gate_side_by_side(result))

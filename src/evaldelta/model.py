@@ -157,6 +157,13 @@ class Standardized:
     dropped_weight: float
     # per slice of the delta: the shares at which it would flip the delta or its interval
     break_even: tuple[BreakEven, ...] = ()
+    # the inputs of ``delta``: each used slice's delta and its SE inside the mix, so a
+    # reader (the gate, a sensitivity plot) can move one slice's share without the data
+    slice_deltas: Mapping[str, float] = field(default_factory=dict)
+    slice_ses: Mapping[str, float] = field(default_factory=dict)
+    # "ahead" / "behind": the delta's interval lies above / below zero; "includes_zero";
+    # "undefined" when the delta or its interval is not finite
+    verdict: str = "undefined"
 
 
 @dataclass(frozen=True)
@@ -436,6 +443,7 @@ class Comparison:
     baseline_reason: str = ""
     rubric_leakage: tuple[RubricLeakage, ...] = field(default=())  # check.<id> metrics only
     upstream: tuple[UpstreamCheck, ...] = field(default=())
+    mixes: tuple[str, ...] = field(default=())  # every named mix (``mix`` is the first)
 
 
 def to_jsonable(obj: Any) -> Any:

@@ -74,3 +74,38 @@ def test_bad_arguments_are_errors() -> None:
         break_even(D, dict.fromkeys(D, 0.01), W, "nope")
     with pytest.raises(ValueError, match="share"):
         delta_at_share(D, dict.fromkeys(D, 0.01), W, "long_context", 1.5)
+
+
+def test_a_bound_other_than_zero_moves_every_crossing_to_the_bound() -> None:
+    # A gate's [standardized] margin of 2 points: the rule compares D(s) with -0.02.
+    ses = {"short_factual": 0.02, "multi_turn": 0.03, "tool_use": 0.03, "long_context": 0.06}
+    res = break_even(D, ses, W, "long_context", bound=-0.02)
+    assert res.bound == -0.02 and res.delta == pytest.approx(-0.012, abs=1e-12)
+    # By hand: D(s) = 0.75 s + A (1 - s) = -0.02  <=>  s = (A + 0.02) / (A - 0.75)
+    a = (0.45 * -0.07 + 0.30 * -0.04 + 0.20 * -0.03) / 0.95
+    assert res.sign_flip == pytest.approx((a + 0.02) / (a - 0.75), abs=1e-12)
+    assert res.sign_flip == pytest.approx(0.04003, abs=1e-5)  # 5% -> 4.0% of traffic
+    assert res.slice_delta == pytest.approx(0.75) and res.rest_delta == pytest.approx(a)
+    z = sps.norm.ppf(0.975)
+    assert res.interval_flips, res
+    for s in res.interval_flips:
+        # direct: (D(s) + 0.02)^2 = z^2 V(s) with the other weights rescaled to (1 - s)
+        w = {k: (W[k] / 0.95) * (1 - s) for k in W if k != "long_context"} | {"long_context": s}
+        d_ref = sum(w[k] * D[k] for k in W)
+        se_ref = math.sqrt(sum(w[k] ** 2 * ses[k] ** 2 for k in W))
+        assert (d_ref + 0.02) ** 2 == pytest.approx(z**2 * se_ref**2, abs=1e-12)
+
+
+def test_share_sweep_is_the_fixed_mix_at_each_rescaled_share() -> None:
+    from evaldelta.stats import fixed_mix, share_sweep
+
+    ses = {"short_factual": 0.02, "multi_turn": 0.03, "tool_use": 0.03, "long_context": 0.06}
+    curve = share_sweep(D, ses, W, "long_context", [0.0, 0.05, 0.3, 1.0])
+    assert [c[0] for c in curve] == [0.0, 0.05, 0.3, 1.0]
+    for s, d, low, high in curve:
+        w = {k: (W[k] / 0.95) * (1 - s) for k in W if k != "long_context"} | {"long_context": s}
+        ref = fixed_mix(D, ses, w)  # direct standardization at the moved weights
+        assert d == pytest.approx(ref.estimate, abs=1e-12)
+        assert (low, high) == pytest.approx((ref.ci.low, ref.ci.high), abs=1e-12)
+    assert curve[1][1] == pytest.approx(-0.012, abs=1e-12)  # today's share: seed 000's -1.2
+    assert curve[-1][1] == pytest.approx(0.75)  # all traffic long_context: its own delta

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -42,6 +43,7 @@ __all__ = [
     "announce_imports",
     "announce_warnings",
     "inputs_from",
+    "mix_option",
     "parse_arm_files",
     "parse_scale",
     "read_options",
@@ -104,7 +106,12 @@ CandidateOpt = Annotated[
     typer.Option("--candidate", help="A candidate arm (repeatable; default: all others)."),
 ]
 MixOpt = Annotated[
-    str, typer.Option(help="Chosen slice weights: actual, equal, or a CSV/JSON mix file.")
+    list[str] | None,
+    typer.Option(
+        "--mix",
+        help="Chosen slice weights: actual (default), equal, or a CSV/JSON mix file; "
+        "NAME=SPEC names one; repeatable: the mixes side by side, each standardized.",
+    ),
 ]
 TrafficOpt = Annotated[Path | None, typer.Option(help="Traffic shares (CSV slice,weight or JSON).")]
 ConfidenceOpt = Annotated[float, typer.Option(help="Interval coverage.")]
@@ -279,3 +286,10 @@ def write_output(text: str, out: Path | None) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
     typer.echo(f"wrote {out}", err=True)
+
+
+def mix_option(values: Sequence[str] | None) -> str | list[str]:
+    """``--mix`` as the library takes it: one spec as a string (as before), several as a list."""
+    if not values:
+        return "actual"
+    return values[0] if len(values) == 1 else list(values)

@@ -35,6 +35,7 @@ from evaldelta.commands._shared import (
     announce_imports,
     announce_warnings,
     inputs_or_table,
+    mix_option,
     parse_scale,
     read_options,
     write_output,
@@ -64,7 +65,7 @@ def gate_cmd(
     by: Annotated[
         str, typer.Option("--by", help="Slicing column the policy's slices name.")
     ] = "slice",
-    mix: MixOpt = "actual",
+    mix: MixOpt = None,
     traffic: TrafficOpt = None,
     confidence: ConfidenceOpt = 0.95,
     interval: IntervalOpt = Interval.newcombe,
@@ -122,7 +123,7 @@ def gate_cmd(
         baseline=baseline,
         candidates=candidate or None,
         by=(by,),
-        mix=mix,
+        mix=mix_option(mix),
         traffic=traffic,
         confidence=confidence,
         interval=interval.value,

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from evaldelta.comparison._build import Options, build
+from evaldelta.comparison._mixes import MixArg, named_mixes
 from evaldelta.comparison.upstream import check_kinds
 from evaldelta.engine import CriticalSelector
 from evaldelta.engine._mix import read_mix
@@ -52,7 +53,7 @@ def compare(
     candidates: Sequence[str] | None = None,
     by: Sequence[str] = ("slice",),
     metrics: Sequence[str] | None = None,
-    mix: str | Path = "actual",
+    mix: MixArg = "actual",
     traffic: str | Path | None = None,
     confidence: float = 0.95,
     interval: str = "newcombe",
@@ -75,7 +76,7 @@ def compare(
     :class:`Source` objects (which can name the arm a file holds). ``metrics`` default to
     the first source's (``score`` for tidy files, an importer's own otherwise);
     ``read_options`` are passed to the readers (column mapping, case key, filter, strict).
-    ``mix`` is ``actual``, ``equal`` or a mix file;
+    ``mix`` is ``actual``, ``equal``, a mix file, or several: :mod:`~.comparison._mixes`;
     ``traffic`` an optional traffic file whose weights give a second standardized result;
     without one, a ``sample_weight`` column (written by ``evaldelta sample``) gives the
     traffic mix: each slice's sum of weights estimates its traffic (Horvitz-Thompson).
@@ -126,19 +127,19 @@ def compare(
 
 def _options(
     evidence: Evidence,
-    mix: str | Path,
+    mix: MixArg,
     traffic: str | Path | None,
     confidence: float,
     interval: str,
 ) -> Options:
     """How to build the comparison: the interval, the mix and the traffic weights read."""
     slices = set(evidence.slice_names)
-    mix_name, mix_weights = _chosen_mix(mix, list(evidence.slice_names))
+    mixes = named_mixes(mix, list(evidence.slice_names))
     return Options(
         confidence=confidence,
         interval=interval,
-        mix=mix_name,
-        mix_weights=mix_weights,
+        mix=mixes[0].name,
+        mixes=mixes,
         traffic=read_mix(Path(traffic), slices) if traffic else None,
         traffic_label=display_path(Path(traffic)) if traffic else None,
     )
@@ -166,12 +167,3 @@ def _read(
         return read_sources([Source(Path(table), format="table")], con=con, **kwargs)
     tables = read_sources(_sources(files), **kwargs)
     return tables if con is None else move_rows(tables, con)
-
-
-def _chosen_mix(mix: str | Path, slices: list[str]) -> tuple[str, dict[str, float] | None]:
-    """``actual`` -> None (filled from the evidence later), ``equal``, or a file's weights."""
-    if str(mix) == "actual":
-        return "actual", None
-    if str(mix) == "equal":
-        return "equal", dict.fromkeys(slices, 1.0)
-    return f"file:{display_path(Path(mix))}", read_mix(Path(mix), set(slices))

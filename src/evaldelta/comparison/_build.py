@@ -11,12 +11,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from evaldelta import __version__
+from evaldelta.comparison._mixes import NamedMix
 from evaldelta.comparison._notes import Notes
 from evaldelta.comparison._slicing import SlicingBuilder
 from evaldelta.comparison._three_arm import three_arm_summary
 from evaldelta.comparison.pins import undeclared_differences
 from evaldelta.comparison.upstream import upstream_checks
-from evaldelta.engine.evidence import Evidence, MetricEvidence
+from evaldelta.engine import ALL
+from evaldelta.engine.evidence import Evidence, MetricEvidence, SlicingEvidence
 from evaldelta.leakage import leakage_from_metrics
 from evaldelta.model import SCHEMA_VERSION, Comparison, MetricResult
 
@@ -27,7 +29,11 @@ MANY_SLICES = 50
 
 @dataclass(frozen=True)
 class Options:
-    """How to summarize: interval method and level, the mix, the traffic weights."""
+    """How to summarize: interval method and level, the mix(es), the traffic weights.
+
+    ``mixes`` are the named mixes side by side (:mod:`evaldelta.comparison._mixes`); without
+    them, ``mix`` and ``mix_weights`` give the one mix (``None`` weights: the data's own).
+    """
 
     confidence: float = 0.95
     interval: str = "newcombe"
@@ -38,6 +44,16 @@ class Options:
     allowed_pin_differences: Sequence[str] = ()
     expected_changes: Sequence[str] = ()  # upstream kinds the arms declare (--expect-change)
     allowed_upstream_changes: Sequence[str] = ()  # upstream kinds a policy allows
+    mixes: tuple[NamedMix, ...] = ()
+
+    def named(self) -> tuple[NamedMix, ...]:
+        """The mixes to standardize on, in order (the first is the chosen mix)."""
+        if self.mixes:
+            return self.mixes
+        if self.mix_weights is None:
+            return (NamedMix(self.mix, "actual"),)
+        kind = "equal" if self.mix == "equal" else "file"
+        return (NamedMix(self.mix, kind, dict(self.mix_weights)),)
 
 
 def build(evidence: Evidence, options: Options) -> Comparison:
@@ -72,7 +88,7 @@ def build(evidence: Evidence, options: Options) -> Comparison:
         arms_present=evidence.present,
         confidence=options.confidence,
         interval=options.interval,
-        mix=options.mix,
+        mix=options.named()[0].name,
         traffic=traffic_label,
         metrics=tuple(results),
         notes=notes.folded(),
@@ -89,6 +105,7 @@ def build(evidence: Evidence, options: Options) -> Comparison:
             options.expected_changes,
             options.allowed_upstream_changes,
         ),
+        mixes=tuple(m.name for m in options.named()),
     )
 
 
@@ -111,10 +128,7 @@ def _metric(
                 binary=m.binary,
                 confidence=options.confidence,
                 interval=options.interval,
-                mix_name=options.mix if first else _secondary_mix_name(options.mix),
-                mix_weights=(
-                    dict(options.mix_weights) if first and options.mix_weights is not None else None
-                ),
+                mixes=_slicing_mixes(options.named(), ev, first),
                 traffic=traffic if first else None,
                 notes=notes,
                 critical=m.critical,
@@ -135,8 +149,24 @@ def _metric(
     )
 
 
-def _secondary_mix_name(mix_name: str) -> str:
-    return "equal" if mix_name == "equal" else "actual"
+def _slicing_mixes(
+    mixes: tuple[NamedMix, ...], ev: SlicingEvidence, first: bool
+) -> tuple[tuple[str, dict[str, float] | None], ...]:
+    """``(name, weights)`` of each mix on one slicing column (``None``: the data's own mix).
+
+    A mix file weights the first slicing column's slices, so a later column keeps only the
+    ``actual`` and ``equal`` mixes (``actual`` alone when there are none).
+    """
+    slices = sorted({a.slice for a in ev.arm_stats if a.slice != ALL})
+    out: list[tuple[str, dict[str, float] | None]] = []
+    for m in mixes:
+        if m.kind == "equal":
+            out.append((m.name, dict.fromkeys(slices, 1.0)))
+        elif m.kind == "actual":
+            out.append((m.name, None))
+        elif first:
+            out.append((m.name, dict(m.weights or {})))
+    return tuple(out) if out else (("actual", None),)
 
 
 def _many_slices(evidence: Evidence) -> list[str]:

@@ -48,8 +48,7 @@ class SlicingBuilder:
     binary_single: bool
     confidence: float
     interval: str
-    mix_name: str
-    mix_weights: dict[str, float] | None
+    mixes: tuple[tuple[str, dict[str, float] | None], ...]  # (name, weights); None: actual
     traffic: dict[str, float] | None
     notes: Notes
     critical: tuple[list[CriticalStats], float] | None = None
@@ -70,10 +69,11 @@ class SlicingBuilder:
         """Check the evidence is summarizable, then summarize every arm and pair."""
         check_summarizable(self.arm_stats, self.arms, self.metric)
         slices = tuple(sorted({a.slice for a in self.arm_stats if a.slice != ALL}))
-        weights = self.mix_weights if self.mix_weights is not None else self._actual_weights()
+        actual = self._actual_weights()
+        mixes = [(name, actual if w is None else w) for name, w in self.mixes]
         traffic_share = _normalize(self.traffic) if self.traffic else None
         arms = tuple(self._arm_slice(a, traffic_share) for a in self.arm_stats)
-        pairs = tuple(self._pair(p, weights, traffic_share) for p in self.evidence.pairs)
+        pairs = tuple(self._pair(p, mixes, traffic_share) for p in self.evidence.pairs)
         return SlicingResult(by=self.by, slices=slices, arms=arms, pairs=pairs)
 
     # -- per arm --------------------------------------------------------------------------
@@ -136,13 +136,16 @@ class SlicingBuilder:
 
     # -- per pair -------------------------------------------------------------------------
     def _pair(
-        self, ev: PairEvidence, weights: dict[str, float], traffic: dict[str, float] | None
+        self,
+        ev: PairEvidence,
+        named: list[tuple[str, dict[str, float]]],
+        traffic: dict[str, float] | None,
     ) -> PairComparison:
         base, cand = self.arms[0], ev.candidate
         by_arm = {(a.arm, a.slice): a for a in self.arm_stats}
         pair_stats = ev.slices
         hists = ev.histograms
-        norm_w = _normalize(weights)
+        norm_w = _normalize(named[0][1])  # each slice's weight in the chosen (first) mix
         deltas: list[SliceDelta] = []
         overall: SliceDelta | None = None
         for p in pair_stats:
@@ -158,7 +161,7 @@ class SlicingBuilder:
             raise RuntimeError("the engine returned no overall row for the pair")
         deltas = _with_holm(deltas)
         paired_available = overall.n_pairs > 0
-        mixes = [(self.mix_name, weights)]
+        mixes = list(named)
         if self.traffic:
             mixes.append(("traffic", self.traffic))
         shared = {p.slice: p for p in pair_stats if p.slice != ALL}
@@ -168,7 +171,8 @@ class SlicingBuilder:
         )
         b_all, c_all = by_arm[(base, ALL)], by_arm[(cand, ALL)]
         with self.notes.capture(f"{self.metric}, {cand} vs {base}, mix check"):
-            simpson = self._simpson(base, cand, by_arm, mixes[-1][1])
+            # the traffic mix when there is one, else the chosen mix
+            simpson = self._simpson(base, cand, by_arm, self.traffic or named[0][1])
         listing = ev.listing
         return PairComparison(
             baseline=base,
@@ -391,6 +395,9 @@ class SlicingBuilder:
                 confidence=self.confidence,
                 bounds=(-1.0, 1.0) if self.binary else None,
             )
+        est = {d.slice: d.main.estimate for d in usable if d.main is not None}
+        ses = {d.slice: self._mix_se(d.main, z) for d in usable if d.main is not None}
+        used = set(delta.used_slices)
         return Standardized(
             mix=name,
             weights=dict(delta.weights) if delta.weights else _normalize(weights),
@@ -399,15 +406,16 @@ class SlicingBuilder:
             delta_basis="paired" if paired else "unpaired",
             dropped_slices=delta.dropped_slices,
             dropped_weight=delta.dropped_weight,
-            break_even=self._break_even(delta, usable, z),
+            break_even=self._break_even(delta, est, ses),
+            slice_deltas={k: v for k, v in est.items() if k in used},
+            slice_ses={k: v for k, v in ses.items() if k in used},
+            verdict=_verdict(delta),
         )
 
     def _break_even(
-        self, delta: stats.FixedMix, usable: list[SliceDelta], z: float
+        self, delta: stats.FixedMix, est: dict[str, float], ses: dict[str, float]
     ) -> tuple[stats.BreakEven, ...]:
         """Each used slice's break-even shares, on the same estimates and SEs as the delta."""
-        est = {d.slice: d.main.estimate for d in usable if d.main is not None}
-        ses = {d.slice: self._mix_se(d.main, z) for d in usable if d.main is not None}
         names = [s for s in delta.used_slices if s in est]
         if len(names) < 2 or not all(math.isfinite(ses[s]) for s in names):
             return ()
@@ -449,6 +457,18 @@ class SlicingBuilder:
         return stats.simpson_check(
             counts, base, cand, weights=weights, graded=not self.binary_single
         )
+
+
+def _verdict(delta: stats.FixedMix) -> str:
+    """Which side of zero the fixed-mix delta's interval lies on (``Standardized.verdict``)."""
+    low, high = delta.ci.low, delta.ci.high
+    if not (math.isfinite(delta.estimate) and math.isfinite(low) and math.isfinite(high)):
+        return "undefined"
+    if low > 0:
+        return "ahead"
+    if high < 0:
+        return "behind"
+    return "includes_zero"
 
 
 def _with_holm(deltas: list[SliceDelta]) -> list[SliceDelta]:

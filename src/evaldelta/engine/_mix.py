@@ -12,11 +12,15 @@ from evaldelta.errors import Location, MixError
 __all__ = ["read_mix"]
 
 
-def read_mix(path: Path, known_slices: set[str] | None = None) -> dict[str, float]:
+def read_mix(
+    path: Path, known_slices: set[str] | None = None, *, complete: bool = False
+) -> dict[str, float]:
     """Return ``{slice: weight}`` on the file's own scale, after checking every entry.
 
     Weights must be finite and non-negative, not all zero, and (when ``known_slices`` is
-    given) name only slices the data has. Each failure names the file and line.
+    given) name only slices the data has. Each failure names the file and line. With
+    ``complete``, the file must also weight every known slice: a slice it leaves out would
+    otherwise weigh nothing without a word (a weight of 0 leaves one out on purpose).
     """
     where = str(path)
     if not path.exists():
@@ -81,4 +85,17 @@ def read_mix(path: Path, known_slices: set[str] | None = None) -> dict[str, floa
     top = max(weights.values())
     if top <= 0:
         raise MixError("all weights are zero", Location(where))
+    if complete and known_slices:
+        _check_complete(weights, known_slices, where)
     return {k: w / top for k, w in weights.items()}  # the same shares, sums that stay finite
+
+
+def _check_complete(weights: dict[str, float], known: set[str], where: str) -> None:
+    """Every known slice has a weight: one left out would weigh nothing without a word."""
+    missing = sorted(known - set(weights))
+    if missing:
+        raise MixError(
+            f"the mix gives no weight to the data's slice(s) {', '.join(missing)}; list every "
+            "slice (weight 0 leaves one out on purpose)",
+            Location(where),
+        )

@@ -12,6 +12,7 @@ from typing import Any
 
 from evaldelta import stats
 from evaldelta.errors import PolicyError
+from evaldelta.gating._mix_rules import RuleBreakEven, rule_break_even, standardized_for
 from evaldelta.gating.policy import CriticalRule, Policy, StandardizedRule
 from evaldelta.model import (
     ALL_CASES,
@@ -21,6 +22,7 @@ from evaldelta.model import (
     PairComparison,
     SliceDelta,
     SlicingResult,
+    Standardized,
 )
 from evaldelta.regression._file import Provenance
 from evaldelta.stats import ConfidenceInterval
@@ -70,6 +72,9 @@ class RuleResult:
     p_fail: float | None = None  # one-sided p for "below the bound" (interval rules)
     p_fail_adjusted: float | None = None  # after fail_adjust across the family
     regression: tuple[Provenance, ...] = ()
+    mix: str | None = None  # the standardized rule's mix
+    # the standardized rule: per slice, the shares of the mix at which its outcome changes
+    break_even: tuple[RuleBreakEven, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -147,6 +152,7 @@ class _PairGate:
     result: MetricResult
     slicing: SlicingResult
     pair: PairComparison
+    confidence: float = 0.95  # the comparison's, for the standardized rule's break-even
 
     def rules(self) -> list[RuleResult]:
         out: list[RuleResult] = []
@@ -162,7 +168,7 @@ class _PairGate:
             if rules.min_score is not None:
                 out.append(self._min_score(name, rules.min_score, arms.get(name)))
         if self.policy.standardized is not None:
-            out.append(self._standardized(self.policy.standardized))
+            out.extend(self._standardized(self.policy.standardized))
         if self.policy.max_cost_ratio is not None:
             out.append(self._cost(self.policy.max_cost_ratio))
         if self.policy.critical is not None:
@@ -285,18 +291,20 @@ class _PairGate:
             **self._judged(est, bar, None, f"candidate's {noun}", "the bar"),
         )
 
-    def _standardized(self, rule: StandardizedRule) -> RuleResult:
-        wanted = self.pair.standardized[0].mix if rule.mix == "chosen" else rule.mix
-        found = [s for s in self.pair.standardized if s.mix in (wanted, f"file:{wanted}")]
+    def _standardized(self, rule: StandardizedRule) -> list[RuleResult]:
+        """One rule per mix judged: every --mix mix for ``chosen`` (see ``_mix_rules``)."""
+        found = standardized_for(self.pair, rule.mix)
         if not found:
             have = ", ".join(s.mix for s in self.pair.standardized)
-            hint = " (give --traffic for the traffic mix)" if wanted == "traffic" else ""
+            hint = " (give --traffic for the traffic mix)" if rule.mix == "traffic" else ""
             raise PolicyError(
-                f"the comparison has no standardized result under mix {wanted!r}{hint}; "
+                f"the comparison has no standardized result under mix {rule.mix!r}{hint}; "
                 f"it has: {have}",
                 self.policy.where("standardized", "mix", value=rule.mix),
             )
-        std = found[0]
+        return [self._standardized_one(rule, std) for std in found]
+
+    def _standardized_one(self, rule: StandardizedRule, std: Standardized) -> RuleResult:
         informative = self.pair.overall.informative if std.delta_basis == "paired" else None
         judged = self._judged(
             std.delta, -rule.margin, informative, f"fixed-mix delta ({std.mix} mix)", "-margin"
@@ -305,6 +313,8 @@ class _PairGate:
             judged["sentence"] += (
                 f"; slices without evidence were dropped: {', '.join(std.dropped_slices)}"
             )
+        decided = self.policy.basis == "point" or "p_fail" in judged  # judged on its numbers
+        shares = rule_break_even(std, -rule.margin, self.policy.basis, self.confidence, judge)
         return self._rule(
             "standardized_margin",
             ALL_CASES,
@@ -314,6 +324,8 @@ class _PairGate:
             bound=-rule.margin,
             n=self.pair.shared_cases or None,
             method=f"{std.delta.method}, {std.mix} mix",
+            mix=std.mix,
+            break_even=shares if decided else (),
             **judged,
         )
 

@@ -16,7 +16,8 @@ The schema (``examples/gate.toml`` is the commented reference)::
     [slices.extraction]         # per-slice overrides of the same three keys
     max_regression = 0.05
     [standardized]              # non-inferiority of the fixed-mix delta under a named mix
-    mix = "traffic"             # "traffic", "chosen", or a mix name the comparison reports
+    mix = "traffic"             # "traffic", "chosen" (every --mix mix, each must hold: one
+                                # rule per mix, gating/_mix_rules.py), or a mix's name
     margin = 0.02
     [critical]                  # cases that must pass in the candidate, whatever their weight
     cases = ["R00112"]          # case ids, and/or

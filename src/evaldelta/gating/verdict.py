@@ -26,7 +26,9 @@ is ``basis = "point"``, offered for teams that want the plain worst-slice rule o
 
 The same three-way structure applies to ``min_score`` (the candidate's slice rate or mean
 and its Wilson or t interval against the bar) and to ``[standardized] margin`` (the
-fixed-mix delta and its interval). ``min_cases`` makes a thin slice inconclusive, never a
+fixed-mix delta and its interval; under ``mix = "chosen"`` once per ``--mix`` mix, each
+with the shares at which its outcome would change: :mod:`evaldelta.gating._mix_rules`).
+``min_cases`` makes a thin slice inconclusive, never a
 silent pass. ``max_cost_ratio`` compares the cost ratio with its bound (no interval).
 Critical cases pass when every scored attempt of the candidate passes (or ``K of N``); a
 single failure fails the gate and names the case.
@@ -123,7 +125,7 @@ def evaluate(
                 raise UsageError(f"candidate {name!r} is not in the comparison")
     rules: list[RuleResult] = []
     for pair in pairs:
-        rules.extend(_PairGate(policy, result, slicing, pair).rules())
+        rules.extend(_PairGate(policy, result, slicing, pair, comparison.confidence).rules())
     rules, family = _adjust_fails(rules, policy.fail_adjust, 1.0 - comparison.confidence)
     outcome = (
         FAIL

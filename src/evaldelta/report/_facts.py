@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from evaldelta.model import ArmSlice, MetricResult, PairComparison, SliceDelta, Standardized
 from evaldelta.report._format import fmt, fmt_delta, fmt_pct
+from evaldelta.stats import BreakEven
 
 __all__ = [
     "MIN_RANKED_N",
@@ -22,12 +23,14 @@ __all__ = [
     "attempt_contrast",
     "attempt_flag",
     "attempt_sentence",
+    "break_even_sentences",
     "coverage_per_slice",
     "coverage_sentence",
     "direction",
     "metric_kind",
     "rests_on",
     "scale_phrase",
+    "sign_flip",
     "worst_slices",
 ]
 
@@ -254,7 +257,20 @@ def metric_kind(metric: MetricResult) -> str:
     return f"{kind}; {scale}" if scale else kind
 
 
-def break_even_sentences(std: Standardized, candidate: str, shown: int = 3) -> list[str]:
+def sign_flip(b: BreakEven) -> float | None:
+    """The share at which the delta changes sign; None when no share in [0, 1] makes it.
+
+    A flip at 0% or 100% where the delta only reaches zero (the slice, or the rest of the
+    mix, has no difference at all) is not a change of sign, so it is not reported.
+    """
+    if b.sign_flip is None or abs(b.slice_delta) <= 1e-12 or abs(b.rest_delta) <= 1e-12:
+        return None
+    return b.sign_flip
+
+
+def break_even_sentences(
+    std: Standardized, candidate: str, shown: int = 3, name: Name = _same
+) -> list[str]:
     """In words, the slices whose share of the mix would flip the standardized delta.
 
     Nearest first: "long_context would have to grow from 5% to 6.5% of the mix for v2 to
@@ -263,7 +279,7 @@ def break_even_sentences(std: Standardized, candidate: str, shown: int = 3) -> l
     """
     if not std.break_even:
         return []
-    flips = [b for b in std.break_even if b.sign_flip is not None]
+    flips = [b for b in std.break_even if sign_flip(b) is not None]
     if not flips:
         return ["no single slice's share, anywhere from 0% to 100%, flips its sign"]
     flips.sort(key=lambda b: abs(float(b.sign_flip or 0.0) - b.share))
@@ -278,7 +294,7 @@ def break_even_sentences(std: Standardized, candidate: str, shown: int = 3) -> l
             edge = min(beyond) if flip > b.share else max(beyond)
             sure = f" ({fmt_pct(edge, 1)} for its interval to exclude zero)"
         out.append(
-            f"{b.slice} would have to {way} from {fmt_pct(b.share, 1)} to {fmt_pct(flip, 1)} "
-            f"of the mix for {candidate} to come out {side}{sure}"
+            f"{name(b.slice)} would have to {way} from {fmt_pct(b.share, 1)} to "
+            f"{fmt_pct(flip, 1)} of the mix for {name(candidate)} to come out {side}{sure}"
         )
     return out

@@ -32,6 +32,7 @@ from evaldelta.report._facts import (
     rests_on,
 )
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct, fmt_signed
+from evaldelta.report._mixes import MixRow, SweepPanel
 from evaldelta.report._plan_rows import PLAN_NOTE, PlanRow, inconclusive_slices, plan_rows
 from evaldelta.report.plots import ForestRow, HistogramPanel, RateRow
 from evaldelta.report.text import _answer_lines, _sort_key
@@ -146,6 +147,13 @@ class PairView:
     histogram: tuple[HistogramPanel, list[HistogramPanel]] | None = None
     histogram_svg: str = ""
     histogram_note: str = ""
+    # mix sensitivity (report/_mixes.py): the mixes side by side, break-even, the sweep
+    mixes: list[MixRow] = field(default_factory=list)
+    mix_gate: bool = False  # a standardized gate rule ran: show its outcome per mix
+    mix_break_even: list[tuple[str, list[str]]] = field(default_factory=list)
+    sweep: list[SweepPanel] = field(default_factory=list)
+    sweep_svg: str = ""
+    sweep_captions: list[str] = field(default_factory=list)
 
 
 _WORDS = re.compile(r"\s+|[^\s]+")

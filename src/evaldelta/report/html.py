@@ -45,6 +45,7 @@ from evaldelta.report.verdict import (
     _headline,
     _outcome_word,
     _where,
+    rule_break_even_sentences,
     rule_numbers,
     rule_why,
 )
@@ -102,9 +103,27 @@ def _sections(
                 margins = margins_for(verdict, metric.metric, slicing.by, pair.candidate)
                 rows = forest_rows(ordered, binary, margins, 1.0 - comparison.confidence)
                 overall = forest_rows([pair.overall], binary, {}, 1.0 - comparison.confidence)[0]
+                _mix_section(view, pair, binary, comparison.confidence, verdict)
                 out.append((view, rows, overall, rate_rows(pair, slicing.arms)))
                 index += 1
     return out
+
+
+def _mix_section(
+    view: PairView, pair: Any, binary: bool, confidence: float, verdict: Verdict | None
+) -> None:
+    """Mix sensitivity (issue 13): the mixes side by side, break-even, the sweep panels."""
+    from evaldelta.report._facts import break_even_sentences
+    from evaldelta.report._mixes import mix_rows, sweep_caption, sweep_panels
+
+    view.mixes = mix_rows(pair, binary, verdict)
+    view.mix_gate = any(r.gate for r in view.mixes)
+    view.mix_break_even = [
+        (s.mix, break_even_sentences(s, pair.candidate)) for s in pair.standardized
+    ]
+    view.mix_break_even = [(m, t) for m, t in view.mix_break_even if t]
+    view.sweep = sweep_panels(pair, binary, confidence, verdict)
+    view.sweep_captions = [sweep_caption(p) for p in view.sweep]
 
 
 def _order_key(d: Any) -> tuple[int, float]:
@@ -117,6 +136,7 @@ def _verdict_view(verdict: Verdict) -> dict[str, Any]:
     binary = verdict.kind == "binary"
     order = {"fail": 0, "inconclusive": 1, "pass": 2}
     rules = []
+    shares = [f"{r.candidate}: {t}" for r in verdict.rules for t in rule_break_even_sentences(r)]
     for r in sorted(verdict.rules, key=lambda r: order.get(r.outcome, 3)):
         est, ci, bound, n = rule_numbers(r, binary)
         rules.append(
@@ -141,6 +161,7 @@ def _verdict_view(verdict: Verdict) -> dict[str, Any]:
         "metric": verdict.metric,
         "by": verdict.by,
         "rules": rules,
+        "break_even": shares,
     }
 
 
@@ -156,6 +177,13 @@ def render_html(
         )
         rates_fig = plots.rates_figure(rates, arms=(view.baseline, view.candidate))
         view.rates_svg = plots.figure_svg(rates_fig, title="Pooled and fixed-mix rates per arm")
+        if view.sweep:
+            sweep = plots.sweep_figure(view.sweep, unit=view.unit, plot_id=view.index)
+            view.sweep_svg = plots.figure_svg(
+                sweep,
+                title="Standardized delta as one slice's share sweeps: "
+                + "; ".join(view.sweep_captions),
+            )
         if view.histogram is not None:
             hist = plots.histogram_figure(*view.histogram, unit=view.unit)
             view.histogram_svg = plots.figure_svg(

@@ -14,6 +14,7 @@ from evaldelta.report._escape import md_code, md_text
 from evaldelta.report._facts import (
     attempt_flag,
     attempt_sentence,
+    break_even_sentences,
     coverage_per_slice,
     coverage_sentence,
     rests_on,
@@ -21,6 +22,7 @@ from evaldelta.report._facts import (
     worst_slices,
 )
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct
+from evaldelta.report._mixes import verdict_word
 
 __all__ = ["render_markdown"]
 
@@ -86,11 +88,16 @@ def _slice_table(
 
 def _bullets(pair: PairComparison, metric: MetricResult) -> list[str]:
     binary = metric.kind == "binary"
-    out = [
-        f"- Standardized ({md_text(s.mix)}): {fmt_delta(s.delta.estimate, binary)} "
-        f"{fmt_ci(s.delta.ci.low, s.delta.ci.high, binary)}"
-        for s in pair.standardized
-    ]
+    out = []
+    for s in pair.standardized:
+        out.append(
+            f"- Standardized ({md_text(s.mix)}): {fmt_delta(s.delta.estimate, binary)} "
+            f"{fmt_ci(s.delta.ci.low, s.delta.ci.high, binary)}: "
+            f"{verdict_word(s, pair.candidate, md_text)}"
+        )
+        out.extend(
+            f"  - break-even: {t}" for t in break_even_sentences(s, pair.candidate, name=md_text)
+        )
     out.append(
         f"- Pooled (each arm on its own mix): {fmt(pair.pooled.baseline)} → "
         f"{fmt(pair.pooled.candidate)} ({fmt_delta(pair.pooled.delta, binary)})"

@@ -6,6 +6,8 @@ Two figures per pair (baseline against one candidate), and a third for graded or
   case count and traffic weight beside it, the zero line and the gate margin drawn;
 - the **rates plot**: each arm's pooled rate (its own mix) beside its fixed-mix
   (standardized) rates, with intervals;
+- the **share sweep** (issue 13): the standardized delta and its interval band as one
+  slice's share of the mix sweeps from 0 to 100%, today's share and the break-even marked;
 - the **delta histogram** (graded or repeated paired data): the binned per-case deltas of all
   cases, and of the worst slices as small multiples, the exact zero deltas as their own grey
   bar at zero (capped, with its count written on it, when it would flatten the other bars).
@@ -26,7 +28,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 
@@ -38,6 +40,9 @@ from matplotlib.ticker import MaxNLocator
 
 from evaldelta.report._format import fmt_pct
 
+if TYPE_CHECKING:
+    from evaldelta.report._mixes import SweepPanel
+
 __all__ = [
     "ForestRow",
     "HistogramPanel",
@@ -48,6 +53,7 @@ __all__ = [
     "histogram_figure",
     "plain_label",
     "rates_figure",
+    "sweep_figure",
 ]
 
 BASELINE_COLOUR = "#5b6770"
@@ -331,3 +337,60 @@ def figure_png(fig: Figure, path: Path, *, dpi: int = 160) -> Path:
     with _style():
         fig.savefig(path, format="png", dpi=dpi, metadata={"Software": None})
     return path
+
+
+SWEEP_COLOUR = "#8e44ad"
+
+
+def sweep_figure(panels: Sequence[SweepPanel], *, unit: str, plot_id: int = 0) -> Figure:
+    """The standardized delta and its interval band as one slice's share sweeps 0 to 100%.
+
+    One panel per slice (``panels`` from :func:`evaldelta.report._mixes.sweep_panels`, in
+    display units): today's share is a dotted grey line (SVG id
+    ``sweep-<k>-today-<i>``) with a dot on the curve, the break-even share, where the delta
+    changes sign, a purple line (``sweep-<k>-flip-<i>``); zero and the gate's margin (when a
+    standardized rule ran) are horizontal lines.
+    """
+    with _style():
+        cols = max(1, min(len(panels), 4))
+        fig = Figure(figsize=(FOREST_WIDTH, 2.9))
+        width = 0.92 / cols
+        for i, p in enumerate(panels):
+            ax = fig.add_axes((0.05 + i * width, 0.2, width - 0.05, 0.62))
+            xs = [s * 100 for s, _, _, _ in p.curve]
+            ax.fill_between(
+                xs, [lo for _, _, lo, _ in p.curve], [hi for _, _, _, hi in p.curve],
+                color=CANDIDATE_COLOUR, alpha=0.18, lw=0, label="interval",
+            )  # fmt: skip
+            ax.plot(xs, [d for _, d, _, _ in p.curve], color=CANDIDATE_COLOUR, lw=1.6)
+            ax.axhline(0, color="black", lw=0.8)
+            if p.margin is not None and math.isfinite(p.margin):
+                line = ax.axhline(p.margin, color=MARGIN_COLOUR, lw=1, ls="--")
+                line.set_gid(f"sweep-{plot_id}-margin-{i}")
+                ax.text(
+                    99, p.margin, f"gate margin {p.margin:+g} ", ha="right", va="bottom",
+                    fontsize=7, color=MARGIN_COLOUR,
+                )  # fmt: skip
+            today = ax.axvline(p.today * 100, color=BASELINE_COLOUR, lw=1.2, ls=":")
+            today.set_gid(f"sweep-{plot_id}-today-{i}")
+            ax.plot([p.today * 100], [p.today_delta], "o", color=BASELINE_COLOUR, ms=4)
+            ax.text(
+                p.today * 100, 1.02, f" today {fmt_pct(p.today, 1)}",
+                transform=ax.get_xaxis_transform(), fontsize=7, color=BASELINE_COLOUR,
+            )  # fmt: skip
+            if p.flip is not None:
+                flip = ax.axvline(p.flip * 100, color=SWEEP_COLOUR, lw=1.2)
+                flip.set_gid(f"sweep-{plot_id}-flip-{i}")
+                ax.text(
+                    p.flip * 100, 0.04, f" break-even {fmt_pct(p.flip, 1)}",
+                    transform=ax.get_xaxis_transform(), fontsize=7, color=SWEEP_COLOUR,
+                )  # fmt: skip
+            ax.set_xlim(0, 100)
+            ax.set_title(plain_label(p.label), fontsize=8, loc="left", pad=14)
+            ax.set_xlabel(plain_label(f"share of the {p.mix} mix (%)"), fontsize=7)
+            if i == 0:
+                ax.set_ylabel(f"standardized delta ({unit})", fontsize=7)
+            ax.tick_params(labelsize=7)
+            ax.grid(color="#eeeeee", lw=0.6)
+            ax.set_axisbelow(True)
+        return fig

@@ -32,6 +32,7 @@ from evaldelta.report._facts import (
     rests_on,
 )
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct, fmt_signed
+from evaldelta.report._mixes import headline_standardized, mix_rows
 from evaldelta.stats import FixedMix, PairedResult, UnpairedResult
 
 __all__ = ["baseline_line", "render_text"]
@@ -275,7 +276,7 @@ def _answer_lines(
     if pair.paired_available:
         res, what = pair.overall.main, f"on {pair.overall.n_pairs} paired cases"
     else:
-        std = pair.standardized[-1]
+        std = headline_standardized(pair)
         res, what = std.delta, f"under the {std.mix} mix (unpaired)"
     if res is not None and math.isfinite(res.ci.low):
         delta, ci = fmt_delta(res.estimate, binary), fmt_ci(res.ci.low, res.ci.high, binary)
@@ -365,7 +366,7 @@ def _slice_cells(
 
 
 def _standardized_lines(pair: PairComparison, binary: bool, b: str, c: str) -> list[str]:
-    lines = []
+    lines = _mix_table_lines(pair, binary, b, c)
     for s in pair.standardized:
         title = "Traffic mix" if s.mix == "traffic" else f"Chosen mix ({s.mix})"
         rb, rc = s.per_arm.get(b), s.per_arm.get(c)
@@ -389,6 +390,20 @@ def _standardized_lines(pair: PairComparison, binary: bool, b: str, c: str) -> l
                 f"carrying {fmt_pct(s.dropped_weight, 1)} of the weight"
             )
     return lines
+
+
+def _mix_table_lines(pair: PairComparison, binary: bool, b: str, c: str) -> list[str]:
+    """The mixes side by side (issue 13), when there are several: one row each."""
+    if len(pair.standardized) < 2:
+        return []
+    rows = [
+        [r.mix, r.baseline, r.candidate, r.delta, r.ci, r.verdict] for r in mix_rows(pair, binary)
+    ]
+    header = ["mix", b, c, f"{c} - {b}", "interval", "verdict"]
+    return [
+        f"Mixes side by side: {c} - {b} standardized under each mix (the mix shipping may move):",
+        *_table(header, rows, left=(0, 4, 5)),
+    ]
 
 
 def _pooled_lines(

@@ -24,6 +24,7 @@ __all__ = [
     "render_verdict_json",
     "render_verdict_markdown",
     "render_verdict_text",
+    "rule_break_even_sentences",
     "rule_why",
     "verdict_jsonable",
 ]
@@ -69,6 +70,8 @@ def _where(rule: RuleResult, name: Callable[[str], str] = _same) -> str:
         return f"{name(ids)} case {name(rule.case_id)} ({name(str(rule.slice))})"
     if rule.case_id is not None:
         return f"case {name(rule.case_id)} ({name(str(rule.slice))})"
+    if rule.mix is not None:
+        return f"{name(rule.slice or '')}, {name(rule.mix)} mix"
     return name(rule.slice or "")
 
 
@@ -93,6 +96,53 @@ def rule_why(rule: RuleResult) -> str:
     if not rule.regression:
         return rule.sentence
     return f"{rule.sentence} [{regression_phrase(rule)}]"
+
+
+_TO = {PASS: "pass", FAIL: "fail (before the adjustment across rules)"}
+
+
+def rule_break_even_sentences(
+    rule: RuleResult, name: Callable[[str], str] = _same, shown: int = 3
+) -> list[str]:
+    """In words, the nearest slice shares at which a standardized rule's outcome changes.
+
+    "long_context would have to grow from 5.0% to 6.7% of the today mix for the
+    standardized rule to pass"; with none from 0% to 100%, one sentence says so.
+    """
+    if rule.rule != "standardized_margin" or rule.mix is None:
+        return []
+    mix = name(rule.mix)
+    changes = [
+        (abs(share - b.share), b.slice, b.share, share, to)
+        for b in rule.break_even
+        for share, to in ((b.up, b.up_outcome), (b.down, b.down_outcome))
+        if share is not None and to is not None
+    ]
+    if not rule.break_even:
+        return []
+    if not changes:
+        return [
+            f"no single slice's share, anywhere from 0% to 100%, changes the standardized "
+            f"rule's outcome under the {mix} mix ({rule.outcome})"
+        ]
+    out = []
+    for _, slice_name, now, share, to in sorted(changes)[:shown]:
+        way = "grow" if share > now else "shrink"
+        out.append(
+            f"{name(slice_name)} would have to {way} from {fmt_pct(now, 1)} to "
+            f"{fmt_pct(share, 1)} of the {mix} mix for the standardized rule to "
+            f"{_TO.get(to, 'be inconclusive')}"
+        )
+    return out
+
+
+def _break_even_lines(verdict: Verdict, name: Callable[[str], str] = _same) -> list[str]:
+    """Every standardized rule's break-even sentences, each naming its candidate."""
+    out = []
+    for r in verdict.rules:
+        for sentence in rule_break_even_sentences(r, name):
+            out.append(f"{name(r.candidate)}: {sentence}")
+    return out
 
 
 def _outcome_word(rule: RuleResult) -> str:
@@ -204,6 +254,11 @@ def render_verdict_text(verdict: Verdict) -> str:
         else:
             line += "  why"
         out.append("  " + line)
+    shares = _break_even_lines(verdict)
+    if shares:
+        out += ["", "Break-even of the standardized rule (one slice's share moved, the rest "]
+        out[-1] += "rescaled):"
+        out += [f"  {line}" for line in shares]
     return "\n".join(term_text(line) for line in out).rstrip() + "\n"
 
 
@@ -262,6 +317,11 @@ def render_verdict_markdown(verdict: Verdict) -> str:
         word = "rule" if len(passed) == 1 else "rules"
         out += [f"<details><summary>{len(passed)} {word} passed</summary>", ""]
         out += [*_markdown_table(passed, binary, several), "", "</details>", ""]
+    shares = _break_even_lines(verdict, md_text)
+    if shares:
+        out += ["**Break-even of the standardized rule:**", ""]
+        out += [f"- {line}" for line in shares]
+        out.append("")
     out.append(f"_{md_text(_basis_note(verdict))}_")
     return "\n".join(out).rstrip() + "\n"
 

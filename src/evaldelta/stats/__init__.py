@@ -56,7 +56,7 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each loads on fir
         TestResult,
         UnpairedResult,
     )
-    from evaldelta.stats._sensitivity import break_even, delta_at_share
+    from evaldelta.stats._sensitivity import break_even, delta_at_share, share_sweep
     from evaldelta.stats._settle import pairs_to_clear_paired_binary, pairs_to_clear_t
     from evaldelta.stats._standardize import fixed_mix, simpson_check, standardize
     from evaldelta.stats._thresholds import (
@@ -74,6 +74,7 @@ _WHERE = {
     "BreakEven": "evaldelta.stats._results",
     "break_even": "evaldelta.stats._sensitivity",
     "delta_at_share": "evaldelta.stats._sensitivity",
+    "share_sweep": "evaldelta.stats._sensitivity",
     "ConfidenceInterval": "evaldelta.stats._results",
     "DegenerateDataWarning": "evaldelta.stats._results",
     "Estimate": "evaldelta.stats._results",
@@ -174,6 +175,7 @@ __all__ = [
     "proportion_of_means",
     "required_pairs",
     "required_pairs_mcnemar",
+    "share_sweep",
     "simpson_check",
     "standardize",
     "t_critical",

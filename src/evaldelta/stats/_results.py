@@ -246,6 +246,7 @@ class BreakEven:
 
     ``sign_flip``: the share at which the delta is 0 (None when no share in [0, 1] is);
     ``interval_flips``: the shares, ascending, at which an end of the interval crosses 0.
+    Both are against ``bound`` instead of 0 when one is given (a gate's ``-margin``).
     """
 
     slice: str
@@ -255,3 +256,4 @@ class BreakEven:
     interval_flips: tuple[float, ...]
     slice_delta: float  # d_j
     rest_delta: float  # A: the delta of the other slices, mixed among themselves
+    bound: float = 0.0  # what the delta and its interval ends are compared with

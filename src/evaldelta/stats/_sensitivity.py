@@ -11,20 +11,23 @@ rescale the others in proportion, ``w_k(s) = w_k (1 - s) / (1 - w_j)``; then
 ``D`` is linear in ``s``, so it changes sign once at most: at ``s* = A / (A - d_j)``. An end
 of the normal interval ``D(s) +/- z sqrt(V(s))`` crosses zero where ``D(s)^2 = z^2 V(s)``, a
 quadratic in ``s`` whose roots in [0, 1] are where the interval starts or stops excluding
-zero. This answers seed 000's open question with numbers: the mix that shipping may move is
-a parameter, and these are the shares at which the verdict it supports would change.
+zero. Against a bound ``b`` other than zero (a gate's ``-margin``) the same holds for
+``D(s) - b``: since the shares sum to 1, ``D(s) - b = s (d_j - b) + (1 - s) (A - b)``, so
+every delta is shifted by ``b`` and the variance is unchanged. This answers seed 000's open
+question with numbers: the mix that shipping may move is a parameter, and these are the
+shares at which the verdict it supports would change.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from evaldelta.stats._proportions import z_critical
 from evaldelta.stats._results import BreakEven
 from evaldelta.stats._validate import check_confidence, check_nonnegative, check_real
 
-__all__ = ["break_even", "delta_at_share"]
+__all__ = ["break_even", "delta_at_share", "share_sweep"]
 
 
 def _parts(
@@ -80,24 +83,49 @@ def delta_at_share(
     return d, d - half, d + half
 
 
+def share_sweep(
+    estimates: Mapping[str, float],
+    ses: Mapping[str, float],
+    weights: Mapping[str, float],
+    name: str,
+    shares: Sequence[float],
+    confidence: float = 0.95,
+) -> tuple[tuple[float, float, float, float], ...]:
+    """``(share, delta, low, high)`` at each of ``shares``: :func:`delta_at_share` in a row.
+
+    The curve a sensitivity plot draws: slice ``name`` swept over ``shares``, the others
+    rescaled in proportion.
+    """
+    out = []
+    for s in shares:
+        d, low, high = delta_at_share(estimates, ses, weights, name, float(s), confidence)
+        out.append((float(s), d, low, high))
+    return tuple(out)
+
+
 def break_even(
     estimates: Mapping[str, float],
     ses: Mapping[str, float],
     weights: Mapping[str, float],
     name: str,
     confidence: float = 0.95,
+    bound: float = 0.0,
 ) -> BreakEven:
     """Where slice ``name``'s share would flip the fixed-mix delta's sign or interval.
 
     ``estimates`` and ``ses`` are per-slice deltas and their standard errors, ``weights``
     the mix (any scale). Slices without an estimate or SE are left out of the mix, as
-    :func:`evaldelta.stats.fixed_mix` leaves them out.
+    :func:`evaldelta.stats.fixed_mix` leaves them out. With ``bound`` (a gate's
+    ``-margin``), the shares are where the delta, or an end of its interval, crosses
+    ``bound`` instead of zero (see the module docstring).
     """
     check_confidence(confidence)
+    bound = check_real("bound", bound)
     share, d_j, v_j, a, b = _parts(estimates, ses, weights, name)
     if math.isnan(a):  # the only weighted slice: no other share to trade against
-        return BreakEven(name, share, d_j, None, (), d_j, math.nan)
+        return BreakEven(name, share, d_j, None, (), d_j, math.nan, bound)
     delta = share * d_j + (1.0 - share) * a
+    d_j, a = d_j - bound, a - bound  # D(s) - bound, the same linear form
     flip = a / (a - d_j) if a != d_j else None
     sign_flip = flip if flip is not None and 0.0 <= flip <= 1.0 else None
     z2 = z_critical(confidence) ** 2
@@ -108,7 +136,7 @@ def break_even(
     qc = a * a - z2 * b
     roots = _quadratic_roots(qa, qb, qc)
     flips = tuple(sorted(r for r in roots if 0.0 <= r <= 1.0))
-    return BreakEven(name, share, delta, sign_flip, flips, d_j, a)
+    return BreakEven(name, share, delta, sign_flip, flips, d_j + bound, a + bound, bound)
 
 
 def _quadratic_roots(a: float, b: float, c: float) -> list[float]:
