@@ -273,3 +273,36 @@ def test_000_long_context_break_even_share(results):
         "long_context would have to grow from 5.0% to 6.5% of the mix for v2 to come out ahead"
         in text
     )
+
+
+def test_000_break_even_words_say_where_the_interval_stops_excluding_zero(results):
+    """Under the actual mix v2's lead excludes zero; shrinking long_context first makes the
+    interval include zero, then flips the sign, then (further) excludes zero the other way.
+
+    Each share in the sentence is checked by bracketing it with the delta and interval
+    computed directly at that share (stats.delta_at_share, the mix rescaled by hand there).
+    """
+    import re
+
+    from evaldelta import stats
+
+    pair = pair_of(results["000"])
+    actual = next(s for s in pair.standardized if s.mix == "actual")
+    assert actual.delta.ci.low > 0  # the lead excludes zero today
+    text = render_text(results["000"])
+    line = next(x for x in text.splitlines() if "long_context would have to shrink" in x)
+    pcts = [float(p) / 100 for p in re.findall(r"(\d+\.\d)%", line)]
+    now, flip, stops, other = pcts
+    assert "its interval stops excluding zero at" in line
+    assert "for its interval to exclude zero the other way" in line
+    assert now > stops > flip > other
+
+    def at(share: float) -> tuple[float, float, float]:
+        return stats.delta_at_share(
+            actual.slice_deltas, actual.slice_ses, actual.weights, "long_context", share
+        )
+
+    step = 0.0006  # the sentence rounds to 0.1%
+    assert at(stops + step)[1] > 0 > at(stops - step)[1]  # the low end crosses zero
+    assert at(flip + step)[0] > 0 > at(flip - step)[0]  # the estimate crosses zero
+    assert at(other + step)[2] > 0 > at(other - step)[2]  # the high end crosses zero

@@ -38,7 +38,9 @@ ROW_COLUMNS = frozenset(
     {"case_id", "arm", "repeat", "score", "slice", "cluster", "critical", "tags", "cost_usd",
      "latency_ms", "input_tokens", "output_tokens", "model_used", "model_version", "model",
      "escalated", "output", "reference", "sample_weight", "run_id", "error", "calls_json",
-     "finished_at", "verifier_json", "pass", "judge_score"}
+     "finished_at", "verifier_json", "pass", "judge_score",
+     # what the upstream change detector records per attempt (retrieved_ids is an input)
+     "prompt_hash", "payload_hash", "retrieval_hash", "rendered_prompt", "request_payload"}
 )  # fmt: skip
 METRIC_PREFIXES = ("check.", "reason.", "judge_score.", "pairwise.")
 

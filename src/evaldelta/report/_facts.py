@@ -288,13 +288,27 @@ def break_even_sentences(
         flip = float(b.sign_flip or 0.0)
         way = "grow" if flip > b.share else "shrink"
         side = "ahead" if std.delta.estimate < 0 else "behind"
-        beyond = [f for f in b.interval_flips if (f > flip if flip > b.share else f < flip)]
-        sure = ""
-        if beyond:
-            edge = min(beyond) if flip > b.share else max(beyond)
-            sure = f" ({fmt_pct(edge, 1)} for its interval to exclude zero)"
         out.append(
             f"{name(b.slice)} would have to {way} from {fmt_pct(b.share, 1)} to "
-            f"{fmt_pct(flip, 1)} of the mix for {name(candidate)} to come out {side}{sure}"
+            f"{fmt_pct(flip, 1)} of the mix for {name(candidate)} to come out {side} "
+            f"({_interval_note(b.share, flip, b.interval_flips)})"
         )
     return out
+
+
+def _interval_note(share: float, flip: float, interval_flips: Sequence[float]) -> str:
+    """Where, on the way to ``flip`` and past it, the interval's ends cross zero."""
+    up = flip > share
+    before = [f for f in interval_flips if (share < f < flip if up else flip < f < share)]
+    beyond = [f for f in interval_flips if (f > flip if up else f < flip)]
+    notes = []
+    if before:
+        edge = min(before) if up else max(before)
+        notes.append(f"its interval stops excluding zero at {fmt_pct(edge, 1)}")
+    if beyond:
+        edge = min(beyond) if up else max(beyond)
+        other = " the other way" if before else ""
+        notes.append(f"{fmt_pct(edge, 1)} for its interval to exclude zero{other}")
+    else:
+        notes.append("no share that way makes its interval exclude zero")
+    return "; ".join(notes)
