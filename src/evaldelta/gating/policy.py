@@ -39,12 +39,12 @@ from __future__ import annotations
 import difflib
 import math
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evaldelta import _toml
 from evaldelta.engine import CriticalSelector
 from evaldelta.errors import Location, PolicyError
 from evaldelta.regression._file import Provenance
@@ -238,37 +238,15 @@ def locate_keys(text: str) -> dict[str, int]:
 
 
 # -- parsing ------------------------------------------------------------------------------
-_TOML_AT = re.compile(r"^(?P<msg>.*?)\s*\(at line (?P<line>\d+), column (?P<col>\d+)\)\s*$")
-
-
 def load_policy(path: str | Path) -> Policy:
     """Read and validate a policy file; every problem is a :class:`PolicyError`."""
-    p = Path(path)
-    if not p.exists():
-        raise PolicyError("the policy file does not exist", Location(str(p)))
-    if p.is_dir():
-        raise PolicyError("the policy path is a directory, not a file", Location(str(p)))
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise PolicyError(
-            f"the policy file is not UTF-8 text ({exc.reason})", Location(str(p))
-        ) from None
-    return parse_policy(text, str(p))
+    text = _toml.read_text(path, PolicyError, "the policy file")
+    return parse_policy(text, str(Path(path)))
 
 
 def parse_policy(text: str, path: str = "<policy>") -> Policy:
     """Parse policy TOML text; ``path`` is the name used in error messages."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        found = _TOML_AT.match(str(exc))
-        if found is None:
-            raise PolicyError(f"not valid TOML: {exc}", Location(path)) from None
-        raise PolicyError(
-            f"not valid TOML: {found.group('msg')} (column {found.group('col')})",
-            Location(path, int(found.group("line"))),
-        ) from None
+    data = _toml.loads(text, path, PolicyError)
     return _Parser(path, locate_keys(text)).policy(data)
 
 

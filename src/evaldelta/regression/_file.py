@@ -43,12 +43,12 @@ import datetime as _dt
 import difflib
 import math
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from evaldelta import _toml
 from evaldelta.errors import Location, RegressionSetError
 
 __all__ = [
@@ -203,37 +203,15 @@ def _locate(text: str) -> dict[tuple[int, str], int]:
 
 
 # -- parsing and validation ---------------------------------------------------------------
-_TOML_AT = re.compile(r"^(?P<msg>.*?)\s*\(at line (?P<line>\d+), column (?P<col>\d+)\)\s*$")
-
-
 def load_set(path: str | Path) -> RegressionSet:
     """Read and validate a regression set file."""
-    p = Path(path)
-    if not p.exists():
-        raise RegressionSetError("the regression set does not exist", Location(str(p)))
-    if p.is_dir():
-        raise RegressionSetError("the regression set is a directory, not a file", Location(str(p)))
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise RegressionSetError(
-            f"the regression set is not UTF-8 text ({exc.reason})", Location(str(p))
-        ) from None
-    return parse_set(text, str(p))
+    text = _toml.read_text(path, RegressionSetError, "the regression set")
+    return parse_set(text, str(Path(path)))
 
 
 def parse_set(text: str, path: str = "<regression set>") -> RegressionSet:
     """Parse and validate regression set text; ``path`` names it in errors."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        found = _TOML_AT.match(str(exc))
-        if found is None:
-            raise RegressionSetError(f"not valid TOML: {exc}", Location(path)) from None
-        raise RegressionSetError(
-            f"not valid TOML: {found.group('msg')} (column {found.group('col')})",
-            Location(path, int(found.group("line"))),
-        ) from None
+    data = _toml.loads(text, path, RegressionSetError)
     return _Validator(path, _locate(text)).set(data)
 
 
