@@ -92,3 +92,48 @@ def test_out_of_memory_at_the_most_parts_is_raised(
     with pytest.raises(OutOfMemoryException):
         compare([_rows(tmp_path / "rows.csv", cases=20)], baseline="v1")
     assert tried == [1, 4, 16, 64, 256]
+
+
+def test_duckdb_draws_no_progress_bar_into_a_file_or_ci_log(tmp_path: Path) -> None:
+    # in a plain python process (not under pytest, where DuckDB turns its bar off itself)
+    # with stderr going to a file, as in CI: DuckDB's default is on, evaldelta's connection off
+    import subprocess
+    import sys
+
+    code = (
+        "import duckdb\nfrom evaldelta.sources._connect import connect\n"
+        "q = \"SELECT current_setting('enable_progress_bar')\"\n"
+        "print(duckdb.connect().execute(q).fetchall()[0][0], "
+        "connect().con.execute(q).fetchall()[0][0])"
+    )
+    with (tmp_path / "stderr.log").open("w") as err:
+        out = subprocess.run(
+            [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=err, text=True, check=True
+        )
+    assert out.stdout.split() == ["True", "False"]
+
+
+def test_a_terminal_keeps_duckdbs_progress_bar() -> None:
+    # the same process with stderr on a pseudo-terminal: evaldelta leaves DuckDB's bar on
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "from evaldelta.sources._connect import connect\n"
+        "q = \"SELECT current_setting('enable_progress_bar')\"\n"
+        "print(connect().con.execute(q).fetchall()[0][0])"
+    )
+    leader, follower = os.openpty()
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            text=True,
+            check=True,
+        )
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert out.stdout.split() == ["True"]

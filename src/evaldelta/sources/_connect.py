@@ -30,9 +30,23 @@ def connect() -> Any:
         autoinstall_known_extensions=False,
         autoload_known_extensions=False,
     )
+    if not _terminal():
+        # DuckDB draws its own progress bar on long queries even when stderr is a file or a
+        # CI log, where it is thousands of carriage-returned lines; keep it for terminals
+        con.raw_sql("SET enable_progress_bar = false")
     if os.environ.get("EVALDELTA_STATS_PROPAGATION") != "1":
         # DuckDB 2.0.1 trusts a Parquet column's min/max, which pyarrow writes without the
         # NaNs: a column of [1.0, NaN] is then "always 1.0" and NaN rows vanish from filters
         # (tests/corpus: "NaN score in parquet"). Correct answers first.
         con.raw_sql("SET disabled_optimizers = 'statistics_propagation'")
     return con
+
+
+def _terminal() -> bool:
+    """Whether stderr is an interactive terminal."""
+    import sys
+
+    try:
+        return sys.stderr is not None and sys.stderr.isatty()
+    except (AttributeError, ValueError):  # a replaced or closed stream
+        return False
