@@ -218,8 +218,8 @@ def _keep_pivot(
     When DuckDB runs out of its buffer (tens of millions of cases: the hash aggregate's
     groups, one per case, outgrow it before spilling helps), the pivot is built again in
     parts, the cases split by a hash of their id, each part one aggregate over the rows of
-    its cases, doubling the parts until each fits. Every part reads the rows again, so this
-    is slower and only a second resort.
+    its cases, four times as many parts per try (up to 256) until each fits. Every part
+    reads the rows again, so this is slower and only a second resort.
     """
     if tables.con.name != "duckdb":
         return pivot(rows).cache()

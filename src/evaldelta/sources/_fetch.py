@@ -10,11 +10,13 @@ Ibis without these hooks, takes ``to_pyarrow`` as is.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 __all__ = ["arrow", "rows"]
 
 
+@functools.cache
 def _mapper() -> type:
     from ibis.formats.pyarrow import PyArrowData
 
@@ -40,20 +42,14 @@ def _mapper() -> type:
     return _NullAware
 
 
-_MAPPER: type | None = None
-
-
 def arrow(expr: Any) -> Any:
     """``expr.to_pyarrow()``: a ``pyarrow.Table`` for a table, a scalar for a scalar."""
-    global _MAPPER
     backend = expr._find_backend()
     relation_of = getattr(backend, "_to_duckdb_relation", None)
     hook = getattr(expr, "__pyarrow_result__", None)
     if relation_of is None or hook is None:
         return expr.to_pyarrow()
-    if _MAPPER is None:
-        _MAPPER = _mapper()
-    return hook(relation_of(expr).to_arrow_table(), data_mapper=_MAPPER)
+    return hook(relation_of(expr).to_arrow_table(), data_mapper=_mapper())
 
 
 def rows(expr: Any) -> list[dict[str, Any]]:
