@@ -14,9 +14,13 @@ from evaldelta.engine._reduce import (
     PairSliceStats,
     build_case_table,
     list_cases,
+    slice_weight_totals,
+)
+from evaldelta.engine._slices import (
+    SliceReduction,
     reduce_arm_slices,
     reduce_pair_slices,
-    slice_weight_totals,
+    reduce_slices,
 )
 from evaldelta.engine._validate import validate
 
@@ -28,12 +32,14 @@ __all__ = [
     "CriticalStats",
     "Moments",
     "PairSliceStats",
+    "SliceReduction",
     "build_case_table",
     "critical_stats",
     "list_cases",
     "reduce_arm_slices",
     "reduce_critical",
     "reduce_pair_slices",
+    "reduce_slices",
     "slice_weight_totals",
     "validate",
 ]

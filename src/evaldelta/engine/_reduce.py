@@ -18,6 +18,7 @@ from typing import Any
 import ibis
 import ibis.expr.types as ir
 
+from evaldelta.engine._exact import exact_sum, exact_sum_or_null
 from evaldelta.errors import DuplicateRowError, SliceConflictError
 from evaldelta.sources import TableSet, locate
 from evaldelta.sources._fetch import rows as _rows
@@ -28,8 +29,6 @@ __all__ = [
     "Moments",
     "PairSliceStats",
     "build_case_table",
-    "reduce_arm_slices",
-    "reduce_pair_slices",
     "slice_weight_totals",
 ]
 
@@ -119,6 +118,9 @@ class CaseTable:
     arms: tuple[str, ...]
     metric: str
     tables: TableSet
+    # every case mean is a whole number (one scored attempt per case and arm, whole-number
+    # values), so float sums over cases are exact in any order (below 2**53)
+    integral: bool = False
 
 
 def build_case_table(
@@ -127,38 +129,58 @@ def build_case_table(
     metric: str,
     *,
     escalation: Callable[[ir.Table], ir.BooleanValue] | None = None,
+    integral_values: bool = False,
 ) -> CaseTable:
     """Pivot rows to one row per case with each arm's counts and case mean for ``metric``.
 
     ``escalation`` (a row predicate, null = unknown) adds per arm ``x<i>`` (attempts where it
     holds), ``xn<i>`` (attempts where it is known) and ``e<i>`` (their share, per case).
+    ``integral_values``: the caller knows every value of ``metric`` is a whole number small
+    enough that sums over the cases stay below 2**53 (see :attr:`CaseTable.integral`).
 
-    Raises :class:`SliceConflictError` when a case carries two values of a slicing column
-    (for example, a case whose slice differs between arms).
+    Raises :class:`DuplicateRowError` on a repeated (arm, case_id, repeat) and
+    :class:`SliceConflictError` when a case carries two values of a slicing column (for
+    example, a case whose slice differs between arms); one scan of the per-case table
+    checks both, and the offending row is looked up only when there is one.
     """
     rows = tables.rows.filter(tables.rows.arm.isin(list(arms)))
 
     def pivot(t: ir.Table) -> ir.Table:
         return _pivot(tables, t, arms, metric, escalation)
 
-    table = _keep_pivot(tables, rows, pivot)
-    _check_duplicates(tables, table, arms)
-    for col in tables.slice_columns:
-        clash = _rows(
-            table.filter(table[f"s_{col}"] != table[f"s_{col}_max"])
-            .select("case_id", f"s_{col}", f"s_{col}_max", "_src")
-            .limit(1)
-        )
-        if clash:
-            hit = clash[0]
-            where = locate(tables, int(hit["_src"]), {"case_id": hit["case_id"]}, col)
-            raise SliceConflictError(
-                f"case {hit['case_id']!r} is in two slices of {col!r}: "
-                f"{hit[f's_{col}']!r} and {hit[f's_{col}_max']!r} "
-                "(a case belongs to exactly one slice, in every arm)",
-                where,
-            )
-    return CaseTable(table=table, arms=arms, metric=metric, tables=tables)
+    table = _derived(_keep_pivot(tables, rows, pivot), len(arms), escalation is not None)
+    multi = ibis.literal(False)
+    for i in range(len(arms)):
+        multi = multi | (table[f"n{i}"] > 1)
+    checks: dict[str, Any] = {"multi": multi.cast("int64").sum()}
+    for k, col in enumerate(tables.slice_columns):
+        checks[f"clash{k}"] = (table[f"s_{col}"] != table[f"s_{col}_max"]).cast("int64").sum()
+    found = _rows(table.aggregate(**checks))[0]
+    if found["multi"]:
+        _check_duplicates(tables, table, arms, multi)
+    for k, col in enumerate(tables.slice_columns):
+        if found[f"clash{k}"]:
+            _slice_conflict(tables, table, col)
+    single = not found["multi"]
+    return CaseTable(
+        table=table, arms=arms, metric=metric, tables=tables, integral=single and integral_values
+    )
+
+
+def _slice_conflict(tables: TableSet, table: ir.Table, col: str) -> None:
+    hit = _rows(
+        table.filter(table[f"s_{col}"] != table[f"s_{col}_max"])
+        .select("case_id", f"s_{col}", f"s_{col}_max", "_src")
+        .order_by("case_id")
+        .limit(1)
+    )[0]
+    where = locate(tables, int(hit["_src"]), {"case_id": hit["case_id"]}, col)
+    raise SliceConflictError(
+        f"case {hit['case_id']!r} is in two slices of {col!r}: "
+        f"{hit[f's_{col}']!r} and {hit[f's_{col}_max']!r} "
+        "(a case belongs to exactly one slice, in every arm)",
+        where,
+    )
 
 
 def _pivot(
@@ -182,28 +204,39 @@ def _pivot(
     aggs["_src"] = t._src.min()
     for i, arm in enumerate(arms):
         is_arm = t.arm == arm
-        aggs[f"n{i}"] = t.count(where=is_arm)
-        aggs[f"k{i}"] = score.count(where=is_arm)
-        aggs[f"t{i}"] = score.sum(where=is_arm)
+        # counts per case are small: int32 halves their share of the table
+        aggs[f"n{i}"] = t.count(where=is_arm).cast("int32")
+        aggs[f"k{i}"] = score.count(where=is_arm).cast("int32")
+        # exact, so a case's mean over repeats does not depend on the order of its rows
+        aggs[f"t{i}"] = exact_sum(score, is_arm)
         if tables.has_cost:
-            aggs[f"c{i}"] = t.cost_usd.sum(where=is_arm)
+            aggs[f"c{i}"] = exact_sum_or_null(t.cost_usd, is_arm)
         if escalation is not None:
             flag = escalation(t)
             aggs[f"x{i}"] = flag.cast("int64").sum(where=is_arm)
             aggs[f"xn{i}"] = flag.count(where=is_arm)
-    grouped = t.group_by("case_id").aggregate(**aggs)
-    # the case mean is sum / count of scored attempts (null when none is scored)
-    grouped = grouped.mutate(
-        **{f"m{i}": grouped[f"t{i}"] / grouped[f"k{i}"].nullif(0) for i in range(len(arms))}
+    return t.group_by("case_id").aggregate(**aggs)
+
+
+def _derived(stored: ir.Table, arms: int, escalation: bool) -> ir.Table:
+    """The stored pivot with what derives from it per case, computed when read, not stored.
+
+    The case mean ``m<i>`` is the sum over the count of scored attempts (null when none is
+    scored); ``e<i>`` the share of known attempts that escalated. Storing only the counts
+    and sums keeps the table narrow (tens of millions of rows), and a division per row
+    read costs less than writing and reading a column.
+    """
+    table = stored.mutate(
+        **{f"m{i}": stored[f"t{i}"] / stored[f"k{i}"].nullif(0) for i in range(arms)}
     )
-    if escalation is not None:
-        grouped = grouped.mutate(
+    if escalation:
+        table = table.mutate(
             **{
-                f"e{i}": grouped[f"x{i}"].cast("float64") / grouped[f"xn{i}"].nullif(0)
-                for i in range(len(arms))
+                f"e{i}": table[f"x{i}"].cast("float64") / table[f"xn{i}"].nullif(0)
+                for i in range(arms)
             }
         )
-    return grouped
+    return table
 
 
 def _keep_pivot(
@@ -253,18 +286,14 @@ def _build_in_parts(
     return table
 
 
-def _check_duplicates(tables: TableSet, table: ir.Table, arms: tuple[str, ...]) -> None:
+def _check_duplicates(
+    tables: TableSet, table: ir.Table, arms: tuple[str, ...], multi: ir.BooleanValue
+) -> None:
     """Raise on a duplicate (arm, case_id, repeat); only cases with several rows can have one.
 
-    With one row per (arm, case) (the common case) this is one cheap pass over the per-case
-    table; otherwise the rows of the multi-row cases alone are grouped by repeat.
+    Called when some case has several rows in an arm (``multi``): the rows of those cases
+    alone are grouped by repeat.
     """
-    multi = None
-    for i in range(len(arms)):
-        clause = table[f"n{i}"] > 1
-        multi = clause if multi is None else (multi | clause)
-    if multi is None or not _rows(table.filter(multi).select("case_id").limit(1)):
-        return
     rows = tables.rows.filter(tables.rows.arm.isin(list(arms)))
     suspects = table.filter(multi).select(case_key="case_id")
     rows = rows.semi_join(suspects, rows.case_id == suspects.case_key)
@@ -272,6 +301,7 @@ def _check_duplicates(tables: TableSet, table: ir.Table, arms: tuple[str, ...]) 
         rows.group_by(["arm", "case_id", "repeat"])
         .aggregate(k=rows.count(), src=rows._src.min())
         .filter(lambda r: r.k > 1)
+        .order_by(["src", "case_id", "arm", "repeat"])
         .limit(1)
     )
     hits = _rows(dup)
@@ -300,153 +330,6 @@ def slice_weight_totals(cases: CaseTable, by: str) -> dict[str, float]:
     w = cases.table
     rows = _rows(w.group_by(slice=w[f"s_{by}"]).aggregate(total=w.sw.sum()))
     return {str(r["slice"]): float(r["total"]) for r in rows if r["total"]}
-
-
-def _exact_sum(x: Any, where: Any = None) -> Any:
-    """The sum of a float column, the same on every backend whatever the order of the rows.
-
-    A float sum depends on the order it is taken in (DuckDB's threads, Spark's partitions),
-    and a variance from sums of squares magnifies that: values below 1e12 in magnitude are
-    summed exactly as DECIMAL(38, 18) (rounded to 1e-18 first), so the per-slice moments
-    agree across engines; larger ones (rare, and past any score scale) as floats, which
-    still overflow to infinity where they must (the "too large to summarize" check).
-    """
-    small = x.abs() < 1e12
-    wanted = ibis.literal(True) if where is None else where
-    exact = ibis.ifelse(small & wanted, x, 0.0).cast("decimal(38, 18)").sum().cast("float64")
-    return exact + x.sum(where=~small & wanted).fill_null(0.0)
-
-
-def _moments(n: Any, total: Any, sumsq: Any) -> Moments:
-    return Moments(int(n or 0), float(total or 0.0), float(sumsq or 0.0))
-
-
-def reduce_arm_slices(cases: CaseTable, by: str) -> list[ArmSliceStats]:
-    """Per arm, per slice of ``by`` and overall (``ALL``): counts, case-mean moments, cost."""
-    w = cases.table
-    aggs: dict[str, Any] = {}
-    for i in range(len(cases.arms)):
-        n, k, m = w[f"n{i}"], w[f"k{i}"], w[f"m{i}"]
-        aggs[f"cases{i}"] = (n > 0).sum()
-        aggs[f"att{i}"] = n.sum()
-        aggs[f"rev{i}"] = k.sum()
-        aggs[f"sn{i}"] = m.count()
-        aggs[f"st{i}"] = _exact_sum(m)
-        aggs[f"ss{i}"] = _exact_sum(m * m)
-        aggs[f"pos{i}"] = (m > 0).sum()
-        aggs[f"neg{i}"] = (m < 1).sum()
-        aggs[f"mx{i}"] = k.max()
-        aggs[f"at{i}"] = _exact_sum(w[f"t{i}"])
-        if cases.tables.has_cost:
-            aggs[f"cost{i}"] = w[f"c{i}"].sum()
-    per_slice = _rows(w.group_by(slice=w[f"s_{by}"]).aggregate(**aggs).order_by("slice"))
-    overall = _rows(w.aggregate(**aggs))
-    overall[0]["slice"] = ALL
-    cluster_map = _cluster_sums_arm(cases, by) if cases.tables.has_cluster else {}
-    out = []
-    for row in [*per_slice, *overall]:
-        for i, arm in enumerate(cases.arms):
-            out.append(
-                ArmSliceStats(
-                    arm=arm,
-                    slice=str(row["slice"]),
-                    cases=int(row[f"cases{i}"] or 0),
-                    attempts=int(row[f"att{i}"] or 0),
-                    reviewed=int(row[f"rev{i}"] or 0),
-                    scores=_moments(row[f"sn{i}"], row[f"st{i}"], row[f"ss{i}"]),
-                    max_scored_per_case=int(row[f"mx{i}"] or 0),
-                    attempt_total=float(row[f"at{i}"] or 0.0),
-                    cost_usd=(float(row[f"cost{i}"]) if row.get(f"cost{i}") is not None else None),
-                    clusters=cluster_map.get((i, str(row["slice"]))),
-                    with_pass=int(row[f"pos{i}"] or 0),
-                    with_fail=int(row[f"neg{i}"] or 0),
-                )
-            )
-    return out
-
-
-def _cluster_sums_arm(
-    cases: CaseTable, by: str
-) -> dict[tuple[int, str], tuple[tuple[int, float], ...]]:
-    w = cases.table
-    aggs: dict[str, Any] = {}
-    for i in range(len(cases.arms)):
-        aggs[f"n{i}"] = w[f"m{i}"].count()
-        aggs[f"s{i}"] = _exact_sum(w[f"m{i}"])
-    result: dict[tuple[int, str], list[tuple[int, float]]] = {}
-    grouped = _rows(
-        w.group_by(slice=w[f"s_{by}"], cl=w.cluster).aggregate(**aggs).order_by(_BY_CLUSTER)
-    )
-    overall = _rows(w.group_by(cl=w.cluster).aggregate(**aggs).order_by(_BY_CLUSTER[1:]))
-    for row in overall:
-        row["slice"] = ALL
-    for row in [*grouped, *overall]:
-        for i in range(len(cases.arms)):
-            n = int(row[f"n{i}"] or 0)
-            if n:
-                result.setdefault((i, str(row["slice"])), []).append((n, float(row[f"s{i}"])))
-    return {key: tuple(v) for key, v in result.items()}
-
-
-def reduce_pair_slices(cases: CaseTable, by: str, candidate_index: int) -> list[PairSliceStats]:
-    """Baseline (arm 0) against one candidate: paired moments, 2x2 cells, coverage gaps."""
-    w = cases.table
-    j = candidate_index
-    mb, mc = w.m0, w[f"m{j}"]
-    paired = mb.notnull() & mc.notnull()
-    d = mc - mb
-    aggs: dict[str, Any] = {
-        "n": paired.sum(),
-        "dt": _exact_sum(d),
-        "dss": _exact_sum(d * d),
-        "nz": (paired & (d != 0)).sum(),
-        "bt": _exact_sum(mb, paired),
-        "bss": _exact_sum(mb * mb, paired),
-        "ct": _exact_sum(mc, paired),
-        "css": _exact_sum(mc * mc, paired),
-        "pp": (paired & (mb == 1) & (mc == 1)).sum(),
-        "pf": (paired & (mb == 1) & (mc == 0)).sum(),
-        "fp": (paired & (mb == 0) & (mc == 1)).sum(),
-        "ff": (paired & (mb == 0) & (mc == 0)).sum(),
-        "ob": ((w.n0 > 0) & (w[f"n{j}"] == 0)).sum(),
-        "oc": ((w.n0 == 0) & (w[f"n{j}"] > 0)).sum(),
-        "un": ((w.n0 > 0) & (w[f"n{j}"] > 0) & ~paired).sum(),
-    }
-    per_slice = _rows(w.group_by(slice=w[f"s_{by}"]).aggregate(**aggs).order_by("slice"))
-    overall = _rows(w.aggregate(**aggs))
-    overall[0]["slice"] = ALL
-    clusters: dict[str, tuple[tuple[int, float], ...]] = {}
-    if cases.tables.has_cluster:
-        c_aggs = {"n": paired.sum(), "s": _exact_sum(d)}
-        per_cluster = w.group_by(slice=w[f"s_{by}"], cl=w.cluster).aggregate(**c_aggs)
-        for row in _rows(per_cluster.order_by(_BY_CLUSTER)):
-            if row["n"]:
-                clusters.setdefault(str(row["slice"]), ())
-                clusters[str(row["slice"])] += ((int(row["n"]), float(row["s"])),)
-        for row in _rows(w.group_by(cl=w.cluster).aggregate(**c_aggs).order_by(_BY_CLUSTER[1:])):
-            if row["n"]:
-                clusters.setdefault(ALL, ())
-                clusters[ALL] += ((int(row["n"]), float(row["s"])),)
-    return [
-        PairSliceStats(
-            baseline=cases.arms[0],
-            candidate=cases.arms[j],
-            slice=str(row["slice"]),
-            delta=_moments(row["n"], row["dt"], row["dss"]),
-            nonzero=int(row["nz"] or 0),
-            base=_moments(row["n"], row["bt"], row["bss"]),
-            cand=_moments(row["n"], row["ct"], row["css"]),
-            both_pass=int(row["pp"] or 0),
-            only_baseline=int(row["pf"] or 0),
-            only_candidate=int(row["fp"] or 0),
-            both_fail=int(row["ff"] or 0),
-            only_in_baseline=int(row["ob"] or 0),
-            only_in_candidate=int(row["oc"] or 0),
-            unscored_in_one=int(row["un"] or 0),
-            clusters=clusters.get(str(row["slice"])),
-        )
-        for row in [*per_slice, *overall]
-    ]
 
 
 def list_cases(

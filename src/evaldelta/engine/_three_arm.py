@@ -19,6 +19,7 @@ from typing import Any
 import ibis
 import ibis.expr.types as ir
 
+from evaldelta.engine._exact import exact_sum, exact_sum_or_null
 from evaldelta.engine._reduce import ALL, CaseTable, Moments, build_case_table
 from evaldelta.errors import UsageError
 from evaldelta.model import PinValue
@@ -143,13 +144,13 @@ def reduce_three_arms(cases: CaseTable, by: str) -> list[ThreeArmStats]:
     gap, rec = m2 - m0, m1 - m0
     aggs: dict[str, Any] = {
         "n": all3.sum(),
-        "t0": m0.sum(where=all3),
-        "t1": m1.sum(where=all3),
-        "t2": m2.sum(where=all3),
-        "gt": gap.sum(where=all3),
-        "gss": (gap * gap).sum(where=all3),
-        "rt": rec.sum(where=all3),
-        "rss": (rec * rec).sum(where=all3),
+        "t0": exact_sum(m0, all3),
+        "t1": exact_sum(m1, all3),
+        "t2": exact_sum(m2, all3),
+        "gt": exact_sum(gap, all3),
+        "gss": exact_sum((gap * gap), all3),
+        "rt": exact_sum(rec, all3),
+        "rss": exact_sum((rec * rec), all3),
         "att": w.n1.sum(),
     }
     for i in range(3):
@@ -163,12 +164,12 @@ def reduce_three_arms(cases: CaseTable, by: str) -> list[ThreeArmStats]:
             xa=w.x1.sum(),
             xc=(w.x1 > 0).sum(),
             dn=kept.sum(),
-            dt=div.sum(where=kept),
-            dss=(div * div).sum(where=kept),
+            dt=exact_sum(div, kept),
+            dss=exact_sum((div * div), kept),
         )
     if cases.tables.has_cost:
         for i in range(3):
-            aggs[f"c{i}"] = w[f"c{i}"].sum()
+            aggs[f"c{i}"] = exact_sum_or_null(w[f"c{i}"])
     per_slice = _rows(w.group_by(slice=w[f"s_{by}"]).aggregate(**aggs).order_by("slice"))
     overall = _rows(w.aggregate(**aggs))
     overall[0]["slice"] = ALL

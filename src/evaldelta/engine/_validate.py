@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from evaldelta.errors import (
@@ -48,12 +48,17 @@ def validate(tables: TableSet, scale: tuple[float, float] | None = None) -> Vali
         finite = col.notnull() & ~not_finite(col)
         aggs[f"lo_{m}"] = col.min(where=finite)
         aggs[f"hi_{m}"] = col.max(where=finite)
+        # a remainder, not floor(): floor() is an integer cast that fails on inf and NaN
+        aggs[f"frac_{m}"] = (finite & ((col % 1.0) != 0.0)).sum()
         if scale is not None:
             aggs[f"out_{m}"] = (finite & ((col < scale[0]) | (col > scale[1]))).sum()
+        aggs[f"nb_{m}"] = (col.notnull() & ~col.isin([0.0, 1.0])).sum()
     if tables.has_weight:
         aggs["bad_weight"] = _bad_weight(t).sum()
-    grouped = t.group_by("_src").aggregate(**aggs)
-    per_source = {int(str(r["_src"])): r for r in _rows(grouped)}
+    # per (source, arm): the same pass also gives the arms, in input order, and which of
+    # them have non-binary values, so neither needs its own scan of the rows
+    grouped = _rows(t.group_by(["_src", "arm"]).aggregate(**aggs))
+    per_source = _per_source(grouped)
     for index, source in enumerate(tables.sources):
         if index not in per_source or per_source[index]["n"] == 0:
             raise UnreadableFileError(
@@ -61,7 +66,38 @@ def validate(tables: TableSet, scale: tuple[float, float] | None = None) -> Vali
             )
     for index in range(len(tables.sources)):
         _check_source(tables, index, per_source[index], scale)
-    return _summary(tables, list(per_source.values()))
+    return _summary(tables, list(per_source.values()), grouped)
+
+
+def _per_source(grouped: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    """The (source, arm) rows merged per source: counts add, ranges widen."""
+    out: dict[int, dict[str, Any]] = {}
+    for row in grouped:
+        merged = out.setdefault(int(str(row["_src"])), {})
+        for key, value in row.items():
+            if key in ("_src", "arm") or value is None:
+                continue
+            if key not in merged or merged[key] is None:
+                merged[key] = value
+            elif key.startswith("lo_"):
+                merged[key] = min(merged[key], value)
+            elif key.startswith("hi_"):
+                merged[key] = max(merged[key], value)
+            else:
+                merged[key] += value
+    for merged in out.values():
+        merged.setdefault("n", 0)
+    return out
+
+
+def _arms_in_order(grouped: list[dict[str, Any]]) -> tuple[str, ...]:
+    """Every arm of the rows, by the first input it appears in, then by name."""
+    first: dict[str, int] = {}
+    for row in grouped:
+        if row["arm"] is not None:
+            arm, src = str(row["arm"]), int(str(row["_src"]))
+            first[arm] = min(first.get(arm, src), src)
+    return tuple(sorted(first, key=lambda a: (first[a], a)))
 
 
 @dataclass(frozen=True)
@@ -70,9 +106,20 @@ class Validated:
 
     trimmed: int  # rows whose case id or arm had spaces around it (trimmed)
     observed: Mapping[str, tuple[float, float]]  # metric -> (lowest, highest) finite score
+    # metric -> every value is a whole number, small enough that sums of squares of case
+    # differences over every row stay below 2**53 (float sums of them are then exact)
+    integral: Mapping[str, bool] = field(default_factory=dict)
+    arms: tuple[str, ...] = ()  # every arm, by the first input it appears in, then by name
+    nonbinary: Mapping[tuple[str, str], int] = field(default_factory=dict)  # (metric, arm)
+
+    def binary(self, metric: str, arms: tuple[str, ...]) -> bool:
+        """Whether every value of ``metric`` in ``arms`` is 0 or 1 (or missing)."""
+        return not any(self.nonbinary.get((metric, a), 0) for a in arms)
 
 
-def _summary(tables: TableSet, stats: list[dict[str, object]]) -> Validated:
+def _summary(
+    tables: TableSet, stats: list[dict[str, object]], grouped: list[dict[str, Any]]
+) -> Validated:
     observed: dict[str, tuple[float, float]] = {}
     for m in tables.metrics:
         lows = [float(str(s[f"lo_{m}"])) for s in stats if s.get(f"lo_{m}") is not None]
@@ -80,7 +127,24 @@ def _summary(tables: TableSet, stats: list[dict[str, object]]) -> Validated:
         if lows and highs:
             observed[m] = (min(lows), max(highs))
     trimmed = sum(int(str(s["trimmed"] or 0)) for s in stats)
-    return Validated(trimmed=trimmed, observed=observed)
+    rows = sum(int(str(s["n"] or 0)) for s in stats)
+    integral = {}
+    for m in tables.metrics:
+        whole = not any(s.get(f"frac_{m}") for s in stats)
+        top = max((abs(v) for v in observed.get(m, (0.0, 0.0))), default=0.0)
+        integral[m] = whole and rows * (2.0 * top) ** 2 < 2.0**53
+    nonbinary: dict[tuple[str, str], int] = {}
+    for row in grouped:
+        for m in tables.metrics:
+            key = (m, str(row["arm"]))
+            nonbinary[key] = nonbinary.get(key, 0) + int(row[f"nb_{m}"] or 0)
+    return Validated(
+        trimmed=trimmed,
+        observed=observed,
+        integral=integral,
+        arms=_arms_in_order(grouped),
+        nonbinary=nonbinary,
+    )
 
 
 def _bad_weight(t: Any, row: bool = False) -> Any:

@@ -21,14 +21,12 @@ from evaldelta.engine._outputs import case_outputs
 from evaldelta.engine._reduce import (
     ALL,
     ArmSliceStats,
-    CaseTable,
     PairSliceStats,
     build_case_table,
     list_cases,
-    reduce_arm_slices,
-    reduce_pair_slices,
     slice_weight_totals,
 )
+from evaldelta.engine._slices import reduce_slices
 from evaldelta.engine._three_arm import (
     Escalation,
     ThreeArmStats,
@@ -162,16 +160,20 @@ def gather(tables: TableSet, request: Request) -> Evidence:
     """Run every query of one comparison (validation first) and return the evidence."""
     by = request.by or ("slice",)
     checked = validate(tables, request.scale)
-    present, default_why = _arm_order(tables)
+    present, default_why = _arm_order(tables, checked.arms)
     base, cands = resolve_arms(present, request.baseline, request.candidates)
     arms = (base, *cands)
     roles = check_roles(request.three_arm, present) if request.three_arm is not None else None
     metrics = []
-    first: CaseTable | None = None
+    first: dict[str, dict[str, int]] | None = None  # column -> slice -> cases, first metric
     for metric in tables.metrics:
-        evidence, cases = _metric(tables, arms, metric, by, request.critical, request.list_limit)
+        integral = checked.integral.get(metric, False)
+        binary = checked.binary(metric, arms)
+        evidence, counts = _metric(
+            tables, arms, metric, by, request.critical, request.list_limit, (binary, integral)
+        )
         metrics.append(evidence)
-        first = first or cases
+        first = first or counts
     if first is None:  # pragma: no cover - the row seam always yields a metric
         raise RuntimeError("no metric to compare")
     pins = tables.pins(arms)
@@ -189,8 +191,8 @@ def gather(tables: TableSet, request: Request) -> Evidence:
         present=tuple(present),
         baseline_reason="--baseline" if request.baseline is not None else default_why,
         by=tuple(by),
-        slice_names=tuple(_slice_names(first, by[0])),
-        slice_sizes={c: _slice_sizes(first, c) for c in by},
+        slice_names=tuple(first[by[0]]),
+        slice_sizes={c: _slice_sizes(first[c]) for c in by},
         trimmed=checked.trimmed,
         observed=dict(checked.observed),
         metrics=tuple(metrics),
@@ -210,14 +212,22 @@ def _metric(
     by: Sequence[str],
     critical: CriticalSelector | None,
     list_limit: int | None,
-) -> tuple[MetricEvidence, CaseTable]:
-    cases = build_case_table(tables, arms, metric)
+    kind: tuple[bool, bool],
+) -> tuple[MetricEvidence, dict[str, dict[str, int]]]:
+    """One metric's evidence, and per slicing column the cases in each slice.
+
+    ``kind``: whether the metric's values are binary, and whole numbers (validation's).
+    """
+    binary, integral = kind
+    cases = build_case_table(tables, arms, metric, integral_values=integral)
     weights = slice_weight_totals(cases, by[0]) if tables.has_weight else None
-    binary = _is_binary(tables, arms, metric)
     crit = critical_stats(tables, arms, metric, critical, binary) if critical else None
     slicings = []
+    counts: dict[str, dict[str, int]] = {}
     for column in by:
-        arm_stats = tuple(reduce_arm_slices(cases, column))
+        reduced = reduce_slices(cases, column)
+        counts[column] = reduced.case_counts
+        arm_stats = reduced.arms
         check_summarizable(arm_stats, arms, metric)
         single = binary and not any(a.max_scored_per_case > 1 for a in arm_stats)
         pairs = []
@@ -227,7 +237,7 @@ def _metric(
             pairs.append(
                 PairEvidence(
                     candidate=arms[j],
-                    slices=tuple(reduce_pair_slices(cases, column, j)),
+                    slices=reduced.pairs[j],
                     # graded or repeated data: the deltas' distribution (binary: the 2x2)
                     histograms={} if single else delta_histograms(cases, column, j),
                     listing=listing,
@@ -242,7 +252,7 @@ def _metric(
         sample_weight_totals=weights or None,
         critical=crit,
     )
-    return evidence, cases
+    return evidence, counts
 
 
 def check_summarizable(
@@ -286,16 +296,14 @@ def input_name(source: Source) -> str:
     return f"{name} (run {source.run})" if source.run is not None else name
 
 
-def _arm_order(tables: TableSet) -> tuple[list[str], str]:
+def _arm_order(tables: TableSet, arms_seen: tuple[str, ...]) -> tuple[list[str], str]:
     """Every arm present, the default baseline first, and how that baseline was chosen.
 
     The first input decides: a run store's first configured arm; the arm named by
     ``--arm NAME=FILE``; an imported log's first arm; else the arm of a tidy file's first
-    row. The other arms follow by input, then by name.
+    row. The other arms follow by input, then by name (``arms_seen``, from validation).
     """
-    t = tables.rows
-    rows = t.group_by("arm").aggregate(src=t._src.min()).order_by(["src", "arm"])
-    arms = [str(r["arm"]) for r in fetch_rows(rows)]
+    arms = list(arms_seen)
     first = tables.opened[0]
     name = input_name(first.source)
     ordered = [a for a in first.arm_order if a in arms]
@@ -337,27 +345,10 @@ def resolve_arms(
     return base, cands
 
 
-def _slice_names(cases: CaseTable, column: str) -> list[str]:
-    """The slices of ``column`` over the compared arms' cases, in order."""
-    t = cases.table
-    rows = fetch_rows(t.select(s=t[f"s_{column}"]).distinct().order_by("s"))
-    return [str(r["s"]) for r in rows]
-
-
-def _is_binary(tables: TableSet, arms: tuple[str, ...], metric: str) -> bool:
-    t = tables.rows.filter(tables.rows.arm.isin(list(arms)))
-    col = t[f"m_{metric}"]
-    other = (col.notnull() & ~col.isin([0.0, 1.0])).sum()
-    return bool(fetch_rows(t.aggregate(k=other))[0]["k"] == 0)
-
-
-def _slice_sizes(cases: CaseTable, column: str) -> tuple[int, int]:
+def _slice_sizes(counts: dict[str, int]) -> tuple[int, int]:
     """How many slices the column makes over the compared arms, and how many hold one case.
 
     Counted on the per-case table (one row per case, its one slice: a case in two slices
     was refused when the table was built), not by distinct case ids over every row.
     """
-    t = cases.table
-    sizes = t.group_by(s=t[f"s_{column}"]).aggregate(n=t.count())
-    row = fetch_rows(sizes.aggregate(k=sizes.count(), single=(sizes.n == 1).sum()))
-    return int(row[0]["k"] or 0), int(row[0]["single"] or 0)
+    return len(counts), sum(1 for n in counts.values() if n == 1)
