@@ -35,7 +35,7 @@ from evaldelta.report import render_json
 from evaldelta.report.plan import render_plan_json
 from evaldelta.report.verdict import render_verdict_json
 
-from ..conftest import REAL, ROOT, one_line_error
+from ..conftest import REAL, ROOT
 
 pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (pip install .[spark])")
 
@@ -223,9 +223,35 @@ def test_1m_rows_gate_and_plan(spark: Any, rows_1m: Path, tmp_path: Path) -> Non
     assert_same(*(render_plan_json(p) for p in plans))
 
 
-def test_sample_refuses_spark(run_cli: Any, tmp_path: Path) -> None:
-    """sample is DuckDB SQL for now: a one-line usage error, exit 2."""
-    traffic = tmp_path / "traffic.csv"
-    traffic.write_text("id,task\n1,a\n2,b\n")
-    out = run_cli("sample", traffic, "--by", "task", "-o", tmp_path / "s.csv", "--backend", "spark")
-    one_line_error(out, "sample runs on DuckDB only")
+def test_sample_on_spark_draws_duckdbs_sample(spark: Any, tmp_path: Path) -> None:
+    """The rank is an MD5 both engines compute alike: the same rows, weights and report."""
+    from evaldelta.planning.sampling import sample
+    from evaldelta.report.plan import render_sample_json
+
+    traffic = tmp_path / "traffic.parquet"
+    import duckdb
+
+    duckdb.sql(
+        "COPY (SELECT 'r' || i AS request_id, CASE WHEN i % 10 < 6 THEN 'faq' WHEN i % 10 < 9 "
+        "THEN 'draft' ELSE 'extract' END AS task, (i * 7919) % 12000 AS input_tokens, "
+        "TIMESTAMP '2026-10-01' + to_hours(i % 1440) AS timestamp FROM range(30000) t(i)) "
+        f"TO '{traffic}' (FORMAT parquet)"
+    )
+    options: dict[str, Any] = {
+        "by": "task",
+        "floor": 100,
+        "total": 900,
+        "seed": 5,
+        "id_column": "request_id",
+        "since": "2026-10-20",
+    }
+    results = []
+    for name, backend in (("duck", None), ("spark", "spark")):
+        out = tmp_path / f"{name}.csv"
+        result = sample(traffic, out, backend=backend, **options)
+        results.append((json.loads(render_sample_json(result)), out.read_text()))
+    (duck, duck_rows), (spark_json, spark_rows) = results
+    for report in (duck, spark_json):
+        report.pop("output"), report.pop("mix_file")
+    assert duck == spark_json
+    assert duck_rows == spark_rows and duck_rows.count("\n") == 901

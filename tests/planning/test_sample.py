@@ -192,3 +192,62 @@ def test_bad_values_name_file_line_field_value(tmp_path: Path) -> None:
     with pytest.raises(BadValueError) as exc:
         sample(path, tmp_path / "o.csv", by="task", since="2026-11-01")
     assert "line 4, field 'timestamp', value 'someday'" in str(exc.value)
+
+
+def _reference(path: Path, by: str, sizes: dict[str, int], key: str | None, seed: int) -> set:
+    """The sample by its definition, with hashlib: per slice the n_k rows of smallest
+    (md5(key text + ":" + seed), row number), the key "v" + the id's text or the row number."""
+    import hashlib
+
+    ranked: dict[str, list[tuple[str, int, object]]] = {}
+    for rn, row in enumerate(_read(path)):
+        text = str(rn) if key is None else ("n" if row[key] is None else "v" + str(row[key]))
+        rank = hashlib.md5(f"{text}:{seed}".encode()).hexdigest()
+        ranked.setdefault(str(row[by]), []).append((rank, rn, row["request_id"]))
+    return {rid for k, rows in ranked.items() for _, _, rid in sorted(rows)[: sizes.get(k, 0)]}
+
+
+@pytest.mark.parametrize("key", [None, "request_id"])
+def test_the_sample_is_the_smallest_md5_ranks_per_slice(
+    log: Path, tmp_path: Path, key: str | None
+) -> None:
+    out = tmp_path / "s.csv"
+    result = sample(log, out, by="task", floor=50, total=400, seed=9, id_column=key)
+    sizes = {s.slice: s.sampled for s in result.strata}
+    assert {r["request_id"] for r in _read(out)} == _reference(log, "task", sizes, key, 9)
+
+
+def test_a_slice_fetched_short_is_fetched_again_with_the_same_sample(
+    log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import evaldelta.engine._sample as engine_sample
+
+    first = tmp_path / "a.csv"
+    sample(log, first, by="task", floor=60, total=300, seed=2, id_column="request_id")
+    shares: list[float] = []
+    real = engine_sample._rank_bound
+
+    def bound(share: float) -> str:
+        shares.append(share)
+        return real(share)
+
+    # a share far too small: every slice comes back short and is fetched again (x4 each time)
+    monkeypatch.setattr(engine_sample, "_first_share", lambda n, population: 1e-4)
+    monkeypatch.setattr(engine_sample, "_rank_bound", bound)
+    second = tmp_path / "b.csv"
+    sample(log, second, by="task", floor=60, total=300, seed=2, id_column="request_id")
+    assert len(shares) > 3 and max(shares) > 1e-4
+    assert first.read_bytes() == second.read_bytes()
+
+
+def test_many_slices_take_the_join_path(tmp_path: Path) -> None:
+    path = tmp_path / "many.csv"
+    duckdb.sql(
+        f"COPY (SELECT 'r' || i AS request_id, 'k' || (i % 90) AS task FROM range(9000) t(i)) "
+        f"TO '{path}' (FORMAT csv, HEADER true)"
+    )
+    out = tmp_path / "s.csv"
+    result = sample(path, out, by="task", floor=7, seed=4, id_column="request_id")
+    assert len(result.strata) == 90 and result.sampled == 630
+    sizes = {s.slice: s.sampled for s in result.strata}
+    assert {r["request_id"] for r in _read(out)} == _reference(path, "task", sizes, "request_id", 4)

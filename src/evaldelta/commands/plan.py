@@ -208,14 +208,14 @@ def sample_cmd(
         SampleFormat.text
     ),
     backend: Annotated[
-        str, typer.Option("--backend", help="Where the queries run: duckdb only, for now.")
+        str, typer.Option("--backend", help="Where the ranking runs: duckdb, spark or an Ibis URL.")
     ] = "duckdb",
 ) -> None:
     """Draw a stratified, seeded sample of a traffic log with sampling weights and a mix file."""
     from evaldelta.planning.sampling import parse_band, sample
     from evaldelta.report.plan import render_sample_json, render_sample_text
 
-    with working("evaldelta: sampling the traffic log in DuckDB..."):
+    with working(f"evaldelta: sampling the traffic log ({backend})..."):
         result = sample(
             traffic,
             output,

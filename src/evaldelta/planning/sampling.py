@@ -6,7 +6,7 @@ Three steps; the two passes over the file run in the engine
 1. count rows per slice (after ``--since``), and find the first bad value if any;
 2. here, allocate the sample over slices (:func:`evaldelta.planning.allocate`): a floor per
    slice (a smaller slice is taken whole), then the rest of ``total`` in proportion to traffic;
-3. keep the ``n_k`` rows of each slice with the smallest ``hash(row key, seed)`` and write
+3. keep the ``n_k`` rows of each slice with the smallest ``md5(row key, seed)`` and write
    them to the output with ``sample_weight = N_k / n_k``; the traffic mix goes beside it.
 """
 
@@ -24,7 +24,7 @@ from typing import Any
 from evaldelta.engine._sample import Band, StrataCount, TrafficScan
 from evaldelta.errors import UsageError
 from evaldelta.planning.allocation import allocate
-from evaldelta.sources import is_default
+from evaldelta.sources import is_default, open_backend
 from evaldelta.sources._errors import reading_errors
 from evaldelta.sources.tidy import output_kind
 
@@ -124,19 +124,16 @@ def sample(
     in proportion to traffic ``N_k / N`` (proportional allocation, Cochran 1977, section 5.3),
     capped at each slice's rows, integers by largest remainder
     (:func:`evaldelta.planning.allocate`). Within a slice rows are ranked by
-    ``hash(row key, seed)`` and the first ``n_k`` kept, a simple random sample without
+    ``md5(row key, seed)`` and the first ``n_k`` kept, a simple random sample without
     replacement per stratum. Each row gets ``sample_weight = N_k / n_k`` (the inverse
     inclusion probability, Horvitz and Thompson 1952), so weights sum to ``N_k`` per slice;
     the traffic shares ``N_k / N`` go to ``<stem>.mix.csv`` beside ``output``. ``since``
     keeps rows whose ``time_column`` is on or after it (UTC; rows without a time are left
-    out and counted). ``backend`` must be DuckDB (``None``/``"duckdb"``) for now: the
-    ranking and the copy are DuckDB SQL (:mod:`evaldelta.engine._sample`).
+    out and counted). ``backend`` is where the ranking runs: ``None``/``"duckdb"``, ``"spark"``, an
+    Ibis URL or connection; the file is read on DuckDB and its prepared rows moved there
+    once (:mod:`evaldelta.engine._sample`). The rank is an MD5, so every backend draws the
+    same sample.
     """
-    if not is_default(backend):
-        raise UsageError(
-            f"sample runs on DuckDB only; backend {backend!r} is not supported yet "
-            "(compare, gate and plan take --backend)"
-        )
     out = Path(output)
     out_kind = output_kind(out)
     if isinstance(floor, bool) or floor < 0:
@@ -150,7 +147,8 @@ def sample(
     if out.resolve() == Path(input).resolve():
         raise UsageError(f"the output {out} would overwrite the input")
     since_at = _parse_since(since) if since is not None else None
-    with TrafficScan(Path(input)) as scan:
+    con = None if is_default(backend) else open_backend(backend)
+    with TrafficScan(Path(input), con) as scan:
         counted = scan.count_strata(by, tuple(bands), id_column, since_at, time_column)
         sizes, notes = _allocate(Path(input), counted, floor, total, since, time_column)
         scan.write_sample(out, out_kind, sizes, counted.kept, tuple(bands), id_column, seed)

@@ -32,7 +32,14 @@ from evaldelta.errors import UsageError
 if TYPE_CHECKING:
     from evaldelta.sources._canonical import TableSet
 
-__all__ = ["BACKENDS", "is_default", "move_rows", "open_backend", "spark_connect"]
+__all__ = [
+    "BACKENDS",
+    "is_default",
+    "move_rows",
+    "move_table",
+    "open_backend",
+    "spark_connect",
+]
 
 BACKENDS = ("duckdb", "spark")
 
@@ -110,9 +117,19 @@ def move_rows(tables: TableSet, con: Any) -> TableSet:
     The relation is written to one Parquet file (removed when the moved table is no longer
     referenced) and read there, so the engine's queries never join across connections.
     """
+    return replace(tables, con=con, rows=move_table(tables.con, tables.rows, con))
+
+
+def move_table(source: Any, table: Any, con: Any) -> Any:
+    """``table`` (an expression on the DuckDB connection ``source``) as a table on ``con``.
+
+    Written once to a Parquet file in a temporary folder and read there (a remote Spark gets
+    Arrow instead: the cluster cannot read our folder); the folder is removed when the last
+    expression over the moved table is gone.
+    """
     folder = Path(tempfile.mkdtemp(prefix="evaldelta-rows-"))
     path = folder / "rows.parquet"
-    tables.con.to_parquet(tables.rows, str(path))
+    source.to_parquet(table, str(path))
     if _is_remote_spark(con):  # the cluster cannot read our temp folder: send Arrow
         import pyarrow.parquet as pq
 
@@ -129,4 +146,4 @@ def move_rows(tables: TableSet, con: Any) -> TableSet:
         rows = con.create_table(name, pq.read_table(path), temp=temp)
     # every query built on the moved rows holds this node; the file goes when they do
     weakref.finalize(rows.op(), shutil.rmtree, folder, True)
-    return replace(tables, con=con, rows=rows)
+    return rows
