@@ -94,6 +94,112 @@ def test_out_of_memory_at_the_most_parts_is_raised(
     assert tried == [1, 4, 16, 64, 256]
 
 
+def _repeated(path: Path, dup: str | None = None, cases: int = 200) -> Path:
+    """Every case run twice per arm (every case has several rows), optionally one duplicate."""
+    lines = ["case_id,arm,slice,repeat,score"]
+    for i in range(cases):
+        for arm in ("v1", "v2"):
+            lines += [f"c{i},{arm},s{i % 3},{r},{(i + r) % 2}" for r in (0, 1)]
+    if dup is not None:
+        lines.append(dup)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _duplicate_check_out_of_memory_until(monkeypatch: pytest.MonkeyPatch, fit: int) -> list[int]:
+    real = reduce_mod._duplicate
+    tried: list[int] = []
+
+    def duplicate(rows: Any, part: int, parts: int) -> Any:
+        if part == 0:
+            tried.append(parts)
+        if parts < fit:
+            raise OutOfMemoryException("Out of Memory Error: could not allocate block")
+        return real(rows, part, parts)
+
+    monkeypatch.setattr(reduce_mod, "_duplicate", duplicate)
+    return tried
+
+
+@pytest.mark.parametrize("dup", ["c77,v2,s2,1,0", "c5,v1,s2,0,1"])
+def test_the_duplicate_check_in_parts_reports_the_same_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dup: str
+) -> None:
+    # every case has two rows per arm: the check groups every row, without the join
+    path = _repeated(tmp_path / "rows.csv", dup)
+    with pytest.raises(DuplicateRowError) as untroubled:
+        compare([path], baseline="v1")
+    tried = _duplicate_check_out_of_memory_until(monkeypatch, 16)
+    with pytest.raises(DuplicateRowError) as in_parts:
+        compare([path], baseline="v1")
+    assert tried == [1, 4, 16]
+    assert str(in_parts.value) == str(untroubled.value)
+    case = dup.split(",")[0]
+    assert f"case {case!r}" in str(untroubled.value) and "appears 2 times" in str(untroubled.value)
+
+
+def test_repeated_runs_without_duplicates_pass_the_check_in_parts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _repeated(tmp_path / "rows.csv")
+    expected = json.loads(render_json(compare([path], baseline="v1")))
+    tried = _duplicate_check_out_of_memory_until(monkeypatch, 4)
+    assert json.loads(render_json(compare([path], baseline="v1")))["metrics"] == expected["metrics"]
+    assert tried == [1, 4]
+
+
+def test_a_few_repeated_cases_are_checked_through_the_join(tmp_path: Path) -> None:
+    # one case of 300 has two rows in an arm: only its rows are grouped (the semi-join)
+    path = _rows(tmp_path / "rows.csv")
+    text = path.read_text(encoding="utf-8") + "c3,v1,s0,1\n"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(DuplicateRowError, match="case 'c3'"):
+        compare([path], baseline="v1")
+
+
+def test_a_pivot_too_large_for_the_buffer_starts_in_parts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # as if 10 cases filled the buffer: validation counts 300 cases (600 rows, 2 arms, one
+    # repeat), so the first try is the first power of four with room: 64 parts of <= 10
+    path = _rows(tmp_path / "rows.csv")
+    expected = json.loads(render_json(compare([path], baseline="v1")))
+    monkeypatch.setattr(reduce_mod, "_CASES_PER_512MB", 10)
+    tried = _out_of_memory_until(monkeypatch, 1)
+    assert json.loads(render_json(compare([path], baseline="v1")))["metrics"] == expected["metrics"]
+    assert tried == [64]
+
+
+@pytest.mark.parametrize(
+    ("limit", "cases", "arms", "parts"),
+    [
+        ("512MB", 10_000_000, 2, 1),
+        ("512MB", 50_000_000, 2, 4),  # 12.5M per part: what ran at 100M rows
+        ("512MB", 11_111_111, 3, 4),  # three arms: a wider group per case
+        ("2GB", 40_000_000, 2, 1),
+        ("512MB", 10**12, 2, 256),  # never past the most parts
+    ],
+)
+def test_first_parts_from_the_buffer_and_the_cases(
+    limit: str, cases: int, arms: int, parts: int
+) -> None:
+    from evaldelta.sources._connect import connect
+
+    con = connect()
+    con.con.execute(f"SET memory_limit = '{limit}'")
+    assert reduce_mod._first_parts(con, cases, arms) == parts
+
+
+def test_an_unreadable_buffer_setting_means_one_part() -> None:
+    class Odd:
+        class con:  # stands in for the DuckDB connection
+            @staticmethod
+            def execute(query: str) -> Any:
+                raise RuntimeError("no such setting")
+
+    assert reduce_mod._first_parts(Odd(), 10**9) == 1
+
+
 def test_duckdb_draws_no_progress_bar_into_a_file_or_ci_log(tmp_path: Path) -> None:
     # in a plain python process (not under pytest, where DuckDB turns its bar off itself)
     # with stderr going to a file, as in CI: DuckDB's default is on, evaldelta's connection off

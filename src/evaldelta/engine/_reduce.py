@@ -130,6 +130,7 @@ def build_case_table(
     *,
     escalation: Callable[[ir.Table], ir.BooleanValue] | None = None,
     integral_values: bool = False,
+    cases_hint: int = 0,
 ) -> CaseTable:
     """Pivot rows to one row per case with each arm's counts and case mean for ``metric``.
 
@@ -137,6 +138,8 @@ def build_case_table(
     holds), ``xn<i>`` (attempts where it is known) and ``e<i>`` (their share, per case).
     ``integral_values``: the caller knows every value of ``metric`` is a whole number small
     enough that sums over the cases stay below 2**53 (see :attr:`CaseTable.integral`).
+    ``cases_hint``: about how many cases there are, so a pivot too large for DuckDB's buffer
+    is built in parts from the first try (:func:`_first_parts`).
 
     Raises :class:`DuplicateRowError` on a repeated (arm, case_id, repeat) and
     :class:`SliceConflictError` when a case carries two values of a slicing column (for
@@ -148,16 +151,18 @@ def build_case_table(
     def pivot(t: ir.Table) -> ir.Table:
         return _pivot(tables, t, arms, metric, escalation)
 
-    table = _derived(_keep_pivot(tables, rows, pivot), len(arms), escalation is not None)
+    stored = _keep_pivot(tables, rows, pivot, (cases_hint, len(arms)))
+    table = _derived(stored, len(arms), escalation is not None)
     multi = ibis.literal(False)
     for i in range(len(arms)):
         multi = multi | (table[f"n{i}"] > 1)
-    checks: dict[str, Any] = {"multi": multi.cast("int64").sum()}
+    checks: dict[str, Any] = {"multi": multi.cast("int64").sum(), "cases": table.count()}
     for k, col in enumerate(tables.slice_columns):
         checks[f"clash{k}"] = (table[f"s_{col}"] != table[f"s_{col}_max"]).cast("int64").sum()
     found = _rows(table.aggregate(**checks))[0]
     if found["multi"]:
-        _check_duplicates(tables, table, arms, multi)
+        few = int(found["multi"]) * 10 < int(found["cases"])
+        _check_duplicates(tables, table, arms, multi if few else None)
     for k, col in enumerate(tables.slice_columns):
         if found[f"clash{k}"]:
             _slice_conflict(tables, table, col)
@@ -240,7 +245,10 @@ def _derived(stored: ir.Table, arms: int, escalation: bool) -> ir.Table:
 
 
 def _keep_pivot(
-    tables: TableSet, rows: ir.Table, pivot: Callable[[ir.Table], ir.Table]
+    tables: TableSet,
+    rows: ir.Table,
+    pivot: Callable[[ir.Table], ir.Table],
+    size: tuple[int, int] = (0, 2),
 ) -> ir.Table:
     """``pivot(rows)`` computed once and kept in the backend for the queries that follow.
 
@@ -257,7 +265,7 @@ def _keep_pivot(
     if tables.con.name != "duckdb":
         return pivot(rows).cache()
     name = f"_evaldelta_cases_{next(_TABLE_IDS)}"
-    parts = 1
+    parts = _first_parts(tables.con, *size)  # (about how many cases, arms)
     while True:
         try:
             return _build_in_parts(tables.con, name, rows, pivot, parts)
@@ -268,6 +276,35 @@ def _keep_pivot(
 
 
 _MAX_PARTS = 256
+# Cases of two arms whose per-case aggregate fits in 512 MB of DuckDB's buffer: 10M fit in
+# one part on this project's machines, 50M did not, 12.5M per part did (bench/README.md)
+_CASES_PER_512MB = 13_000_000
+_UNITS = {"b": 1, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+_UNITS |= {"kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
+
+
+def _first_parts(con: Any, cases: int, arms: int = 2) -> int:
+    """How many parts to build the pivot in from the start (a power of four).
+
+    One, unless about ``cases`` cases would outgrow DuckDB's buffer; then the first power
+    of four that fits, since a failed first try reads every row for nothing. A wrong guess
+    costs little: too few parts fall back to the retry, too many to a few more reads.
+    """
+    try:
+        query = "SELECT current_setting('memory_limit')"
+        setting = str(con.con.execute(query).fetchall()[0][0])
+        number, unit = setting.replace(" ", "").lower().rstrip("s"), ""
+        while number and not number[-1].isdigit():
+            number, unit = number[:-1], number[-1] + unit
+        limit = float(number) * _UNITS[unit or "b"]
+    except Exception:  # an unknown form of the setting: no guess
+        return 1
+    # each arm adds its counts and sums to every case's group
+    capacity = max(1.0, _CASES_PER_512MB * limit / 512e6 * 2 / max(arms, 2))
+    parts = 1
+    while cases > parts * capacity and parts < _MAX_PARTS:
+        parts *= 4
+    return parts
 
 
 def _build_in_parts(
@@ -278,35 +315,39 @@ def _build_in_parts(
     con.con.execute(f'DROP TABLE IF EXISTS temp."{name}"')
     if parts == 1:
         return con.create_table(name, pivot(rows), temp=True)
-    # Ibis types DuckDB's unsigned hash as a signed BIGINT, so the remainder can be negative
-    bucket = (rows.case_id.hash() % parts + parts) % parts
-    table = con.create_table(name, pivot(rows.filter(bucket == 0)), temp=True)
+    table = con.create_table(name, pivot(_part(rows, 0, parts)), temp=True)
     for part in range(1, parts):
-        con.insert(name, pivot(rows.filter(bucket == part)))
+        con.insert(name, pivot(_part(rows, part, parts)))
     return table
 
 
 def _check_duplicates(
-    tables: TableSet, table: ir.Table, arms: tuple[str, ...], multi: ir.BooleanValue
+    tables: TableSet, table: ir.Table, arms: tuple[str, ...], multi: ir.BooleanValue | None
 ) -> None:
     """Raise on a duplicate (arm, case_id, repeat); only cases with several rows can have one.
 
-    Called when some case has several rows in an arm (``multi``): the rows of those cases
-    alone are grouped by repeat.
+    Called when some case has several rows in an arm. With few such cases (``multi``, the
+    predicate that finds them) only their rows are grouped by repeat; with many (repeated
+    runs: every case), all rows are, without the join. Grouping every row can outgrow
+    DuckDB's buffer as the pivot can, so it too runs again in parts on running out (the
+    cases split by a hash of their id); every part's first duplicate is collected and the
+    first of them reported, so the message does not depend on the number of parts.
     """
     rows = tables.rows.filter(tables.rows.arm.isin(list(arms)))
-    suspects = table.filter(multi).select(case_key="case_id")
-    rows = rows.semi_join(suspects, rows.case_id == suspects.case_key)
-    dup = (
-        rows.group_by(["arm", "case_id", "repeat"])
-        .aggregate(k=rows.count(), src=rows._src.min())
-        .filter(lambda r: r.k > 1)
-        .order_by(["src", "case_id", "arm", "repeat"])
-        .limit(1)
-    )
-    hits = _rows(dup)
+    if multi is not None:
+        suspects = table.filter(multi).select(case_key="case_id")
+        rows = rows.semi_join(suspects, rows.case_id == suspects.case_key)
+    parts = 1
+    while True:
+        try:
+            hits = [h for part in range(parts) for h in _rows(_duplicate(rows, part, parts))]
+            break
+        except Exception as exc:  # duckdb.OutOfMemoryException, without importing duckdb
+            if type(exc).__name__ != "OutOfMemoryException" or parts >= _MAX_PARTS:
+                raise
+        parts *= 4
     if hits:
-        hit = hits[0]
+        hit = min(hits, key=lambda h: (h["src"], h["case_id"], h["arm"], h["repeat"]))
         where = locate(
             tables,
             int(hit["src"]),
@@ -318,6 +359,26 @@ def _check_duplicates(
             f"{hit['repeat']} appears {hit['k']} times (give each attempt its own repeat)",
             where,
         )
+
+
+def _part(rows: ir.Table, part: int, parts: int) -> ir.Table:
+    """The rows of one of ``parts`` disjoint sets of cases (by a hash of the case id)."""
+    if parts == 1:
+        return rows
+    # Ibis types DuckDB's unsigned hash as a signed BIGINT, so the remainder can be negative
+    return rows.filter((rows.case_id.hash() % parts + parts) % parts == part)
+
+
+def _duplicate(rows: ir.Table, part: int, parts: int) -> ir.Table:
+    """The first repeated (arm, case_id, repeat) among one part's rows, if any."""
+    t = _part(rows, part, parts)
+    return (
+        t.group_by(["arm", "case_id", "repeat"])
+        .aggregate(k=t.count(), src=t._src.min())
+        .filter(lambda r: r.k > 1)
+        .order_by(["src", "case_id", "arm", "repeat"])
+        .limit(1)
+    )
 
 
 def slice_weight_totals(cases: CaseTable, by: str) -> dict[str, float]:

@@ -38,6 +38,7 @@ def validate(tables: TableSet, scale: tuple[float, float] | None = None) -> Vali
         "blank_arm": (t.arm.isnull() | (t.arm == "")).sum(),
         "bad_repeat": t._bad_repeat.sum(),
         "trimmed": t._trimmed.fill_null(False).sum(),
+        "top_repeat": t.repeat.max(),
     }
     if tables.has_cost:
         aggs["bad_cost"] = t._bad_cost.sum()
@@ -81,7 +82,7 @@ def _per_source(grouped: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
                 merged[key] = value
             elif key.startswith("lo_"):
                 merged[key] = min(merged[key], value)
-            elif key.startswith("hi_"):
+            elif key.startswith(("hi_", "top_")):
                 merged[key] = max(merged[key], value)
             else:
                 merged[key] += value
@@ -112,6 +113,12 @@ class Validated:
     arms: tuple[str, ...] = ()  # every arm, by the first input it appears in, then by name
     nonbinary: Mapping[tuple[str, str], int] = field(default_factory=dict)  # (metric, arm)
 
+    per_arm: Mapping[str, tuple[int, int]] = field(default_factory=dict)  # rows, top repeat
+
+    def cases_hint(self, arms: tuple[str, ...]) -> int:
+        """About how many cases the arms have: the most rows of one arm over its repeats."""
+        return max((n // (top + 1) for a, (n, top) in self.per_arm.items() if a in arms), default=0)
+
     def binary(self, metric: str, arms: tuple[str, ...]) -> bool:
         """Whether every value of ``metric`` in ``arms`` is 0 or 1 (or missing)."""
         return not any(self.nonbinary.get((metric, a), 0) for a in arms)
@@ -138,12 +145,17 @@ def _summary(
         for m in tables.metrics:
             key = (m, str(row["arm"]))
             nonbinary[key] = nonbinary.get(key, 0) + int(row[f"nb_{m}"] or 0)
+    per_arm: dict[str, tuple[int, int]] = {}
+    for row in grouped:
+        n, top = per_arm.get(str(row["arm"]), (0, 0))
+        per_arm[str(row["arm"])] = (n + int(row["n"] or 0), max(top, int(row["top_repeat"] or 0)))
     return Validated(
         trimmed=trimmed,
         observed=observed,
         integral=integral,
         arms=_arms_in_order(grouped),
         nonbinary=nonbinary,
+        per_arm=per_arm,
     )
 
 

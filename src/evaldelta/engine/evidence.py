@@ -169,8 +169,9 @@ def gather(tables: TableSet, request: Request) -> Evidence:
     for metric in tables.metrics:
         integral = checked.integral.get(metric, False)
         binary = checked.binary(metric, arms)
+        kind = (binary, integral, checked.cases_hint(arms))
         evidence, counts = _metric(
-            tables, arms, metric, by, request.critical, request.list_limit, (binary, integral)
+            tables, arms, metric, by, request.critical, request.list_limit, kind
         )
         metrics.append(evidence)
         first = first or counts
@@ -212,14 +213,15 @@ def _metric(
     by: Sequence[str],
     critical: CriticalSelector | None,
     list_limit: int | None,
-    kind: tuple[bool, bool],
+    kind: tuple[bool, bool, int],
 ) -> tuple[MetricEvidence, dict[str, dict[str, int]]]:
     """One metric's evidence, and per slicing column the cases in each slice.
 
-    ``kind``: whether the metric's values are binary, and whole numbers (validation's).
+    ``kind``: whether the metric's values are binary, whether they are whole numbers, and
+    about how many cases there are (validation's).
     """
-    binary, integral = kind
-    cases = build_case_table(tables, arms, metric, integral_values=integral)
+    binary, integral, hint = kind
+    cases = build_case_table(tables, arms, metric, integral_values=integral, cases_hint=hint)
     weights = slice_weight_totals(cases, by[0]) if tables.has_weight else None
     crit = critical_stats(tables, arms, metric, critical, binary) if critical else None
     slicings = []
