@@ -157,7 +157,7 @@ class SlicingBuilder:
                 overall = delta
             else:
                 deltas.append(delta)
-        if overall is None:  # pragma: no cover - reduce_pair_slices always returns ALL
+        if overall is None:  # pragma: no cover - reduce_slices always returns ALL
             raise RuntimeError("the engine returned no overall row for the pair")
         deltas = _with_holm(deltas)
         paired_available = overall.n_pairs > 0

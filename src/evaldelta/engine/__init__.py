@@ -18,8 +18,6 @@ from evaldelta.engine._reduce import (
 )
 from evaldelta.engine._slices import (
     SliceReduction,
-    reduce_arm_slices,
-    reduce_pair_slices,
     reduce_slices,
 )
 from evaldelta.engine._validate import validate
@@ -36,9 +34,7 @@ __all__ = [
     "build_case_table",
     "critical_stats",
     "list_cases",
-    "reduce_arm_slices",
     "reduce_critical",
-    "reduce_pair_slices",
     "reduce_slices",
     "slice_weight_totals",
     "validate",

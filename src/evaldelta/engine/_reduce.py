@@ -13,7 +13,7 @@ import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import ibis
 import ibis.expr.types as ir
@@ -265,17 +265,30 @@ def _keep_pivot(
     if tables.con.name != "duckdb":
         return pivot(rows).cache()
     name = f"_evaldelta_cases_{next(_TABLE_IDS)}"
-    parts = _first_parts(tables.con, *size)  # (about how many cases, arms)
+    return _in_parts(
+        lambda parts: _build_in_parts(tables.con, name, rows, pivot, parts),
+        _first_parts(tables.con, *size),  # from (about how many cases, arms)
+    )
+
+
+_MAX_PARTS = 256
+_T = TypeVar("_T")
+
+
+def _in_parts(attempt: Callable[[int], _T], parts: int = 1) -> _T:
+    """``attempt(parts)``, again with four times the parts while DuckDB runs out of memory.
+
+    Up to :data:`_MAX_PARTS`; any other error, or running out at the most parts, is raised.
+    """
     while True:
         try:
-            return _build_in_parts(tables.con, name, rows, pivot, parts)
+            return attempt(parts)
         except Exception as exc:  # duckdb.OutOfMemoryException, without importing duckdb
             if type(exc).__name__ != "OutOfMemoryException" or parts >= _MAX_PARTS:
                 raise
         parts *= 4
 
 
-_MAX_PARTS = 256
 # Cases of two arms whose per-case aggregate fits in 512 MB of DuckDB's buffer: 10M fit in
 # one part on this project's machines, 50M did not, 12.5M per part did (bench/README.md)
 _CASES_PER_512MB = 13_000_000
@@ -337,15 +350,9 @@ def _check_duplicates(
     if multi is not None:
         suspects = table.filter(multi).select(case_key="case_id")
         rows = rows.semi_join(suspects, rows.case_id == suspects.case_key)
-    parts = 1
-    while True:
-        try:
-            hits = [h for part in range(parts) for h in _rows(_duplicate(rows, part, parts))]
-            break
-        except Exception as exc:  # duckdb.OutOfMemoryException, without importing duckdb
-            if type(exc).__name__ != "OutOfMemoryException" or parts >= _MAX_PARTS:
-                raise
-        parts *= 4
+    hits = _in_parts(
+        lambda parts: [h for p in range(parts) for h in _rows(_duplicate(rows, p, parts))]
+    )
     if hits:
         hit = min(hits, key=lambda h: (h["src"], h["case_id"], h["arm"], h["repeat"]))
         where = locate(

@@ -24,7 +24,7 @@ from evaldelta.engine._reduce import (
 )
 from evaldelta.sources._fetch import rows as _rows
 
-__all__ = ["SliceReduction", "reduce_arm_slices", "reduce_pair_slices", "reduce_slices"]
+__all__ = ["SliceReduction", "reduce_slices"]
 
 
 def _moments(n: Any, total: Any, sumsq: Any) -> Moments:
@@ -33,6 +33,7 @@ def _moments(n: Any, total: Any, sumsq: Any) -> Moments:
 
 # How each column of a fused slice reduction merges over slices into the overall row.
 _SUM, _MAX, _FLOAT, _EXACT = "sum", "max", "float", "exact"
+_VALUE = "value"  # an exact sum's name: its two parts above are fetched, it is not
 
 
 class _Aggs:
@@ -62,7 +63,7 @@ class _Aggs:
         exact, big = _exact_parts(x, where)
         self.add(f"{name}__d", exact, _EXACT)
         self.add(f"{name}__f", big, _FLOAT)
-        self.kinds[name] = "value"
+        self.kinds[name] = _VALUE
 
     def add(self, name: str, expr: Any, kind: str = _SUM) -> None:
         self.exprs[name] = expr
@@ -72,7 +73,7 @@ class _Aggs:
         """A fetched row with each exact sum as one float, as :func:`_exact_sum` gives it."""
         out = dict(row)
         for name, kind in self.kinds.items():
-            if kind == "value":
+            if kind == _VALUE:
                 dec, big = out.pop(f"{name}__d"), out.pop(f"{name}__f")
                 out[name] = float(dec or 0) + float(big or 0.0)
         return out
@@ -81,7 +82,7 @@ class _Aggs:
         """The overall row from the per-slice rows (raw, before :meth:`finish`)."""
         out: dict[str, Any] = {}
         for name, kind in self.kinds.items():
-            if kind == "value":
+            if kind == _VALUE:
                 continue
             values = [r[name] for r in rows if r[name] is not None]
             if not values:
@@ -175,11 +176,6 @@ def reduce_slices(cases: CaseTable, by: str) -> SliceReduction:
     )
 
 
-def reduce_arm_slices(cases: CaseTable, by: str) -> list[ArmSliceStats]:
-    """Per arm, per slice of ``by`` and overall (``ALL``): counts, case-mean moments, cost."""
-    return list(reduce_slices(cases, by).arms)
-
-
 def _arm_stats(
     cases: CaseTable,
     rows: list[dict[str, Any]],
@@ -228,11 +224,6 @@ def _cluster_sums_arm(
             if n:
                 result.setdefault((i, str(row["slice"])), []).append((n, float(row[f"s{i}"])))
     return {key: tuple(v) for key, v in result.items()}
-
-
-def reduce_pair_slices(cases: CaseTable, by: str, candidate_index: int) -> list[PairSliceStats]:
-    """Baseline (arm 0) against one candidate: paired moments, 2x2 cells, coverage gaps."""
-    return list(reduce_slices(cases, by).pairs[candidate_index])
 
 
 def _pair_clusters(cases: CaseTable, by: str, j: int) -> dict[str, tuple[tuple[int, float], ...]]:

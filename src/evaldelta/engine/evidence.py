@@ -37,7 +37,7 @@ from evaldelta.engine._three_arm import (
     roles_from_pins,
 )
 from evaldelta.engine._upstream import UpstreamCounts, upstream_counts
-from evaldelta.engine._validate import validate
+from evaldelta.engine._validate import Validated, validate
 from evaldelta.errors import BadValueError, UsageError
 from evaldelta.model import OUTPUT_CHARS, PinValue
 from evaldelta.sources import Source, TableSet, display_path
@@ -167,11 +167,8 @@ def gather(tables: TableSet, request: Request) -> Evidence:
     metrics = []
     first: dict[str, dict[str, int]] | None = None  # column -> slice -> cases, first metric
     for metric in tables.metrics:
-        integral = checked.integral.get(metric, False)
-        binary = checked.binary(metric, arms)
-        kind = (binary, integral, checked.cases_hint(arms))
         evidence, counts = _metric(
-            tables, arms, metric, by, request.critical, request.list_limit, kind
+            tables, arms, metric, by, request.critical, request.list_limit, checked
         )
         metrics.append(evidence)
         first = first or counts
@@ -213,15 +210,21 @@ def _metric(
     by: Sequence[str],
     critical: CriticalSelector | None,
     list_limit: int | None,
-    kind: tuple[bool, bool, int],
+    checked: Validated,
 ) -> tuple[MetricEvidence, dict[str, dict[str, int]]]:
     """One metric's evidence, and per slicing column the cases in each slice.
 
-    ``kind``: whether the metric's values are binary, whether they are whole numbers, and
-    about how many cases there are (validation's).
+    ``checked`` (validation's findings) says whether the metric's values are binary and
+    whole numbers, and about how many cases there are.
     """
-    binary, integral, hint = kind
-    cases = build_case_table(tables, arms, metric, integral_values=integral, cases_hint=hint)
+    binary = checked.binary(metric, arms)
+    cases = build_case_table(
+        tables,
+        arms,
+        metric,
+        integral_values=checked.integral.get(metric, False),
+        cases_hint=checked.cases_hint(arms),
+    )
     weights = slice_weight_totals(cases, by[0]) if tables.has_weight else None
     crit = critical_stats(tables, arms, metric, critical, binary) if critical else None
     slicings = []
