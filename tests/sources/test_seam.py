@@ -144,3 +144,25 @@ def test_score_reads_an_imported_log(tmp_path: Path, run_cli) -> None:  # type: 
         expected = 1 if re.search(r"ANSWER: \d+", output, re.I) else 0
         if row["check.has_answer"] is not None:
             assert row["check.has_answer"] == expected
+
+
+def test_rows_skip_stripping_only_once_validation_finds_nothing_to_strip(write) -> None:  # type: ignore[no-untyped-def]
+    """The unstripped projection is the same rows when no case id or arm is padded."""
+    import ibis
+
+    from evaldelta.engine import validate
+    from evaldelta.sources._canonical import read_sources
+
+    text = "case_id,arm,score\nc1,a,1\nc2,a,0\nc1,b,1\nc2,b,1\n"
+    clean = read_sources([parse_source(str(write("c.csv", text)))])
+    assert validate(clean).trimmed == 0
+    plain = clean.unpadded()
+    assert 'TRIM("T0"."CASE_ID"' in ibis.to_sql(clean.rows).upper()
+    assert 'TRIM("T0"."CASE_ID"' not in ibis.to_sql(plain.rows).upper()
+    order = ["case_id", "arm", "m_score"]
+    assert plain.rows.order_by(order).to_pyarrow().equals(clean.rows.order_by(order).to_pyarrow())
+    # a padded name is stripped in every pass: the two arms' rows of case c1 pair up
+    padded = write("p.csv", text.replace("c1,a", " c1,a").replace("c2,b", "c2,b\t"))
+    result = compare([padded])
+    assert result.metrics[0].slicings[0].pairs[0].overall.n_pairs == 2
+    assert any("2 rows had spaces around" in n for n in result.notes)

@@ -28,9 +28,3 @@ def exact_parts(x: Any, where: Any = None) -> tuple[Any, Any]:
     wanted = ibis.literal(True) if where is None else where
     exact = ibis.ifelse(small & wanted, x, 0.0).cast("decimal(38, 18)").sum()
     return exact, x.sum(where=~small & wanted)
-
-
-def exact_sum_or_null(x: Any, where: Any = None) -> Any:
-    """:func:`exact_sum`, but null where no value is (as a plain ``sum`` is)."""
-    wanted = ibis.literal(True) if where is None else where
-    return ibis.ifelse(x.count(where=wanted) > 0, exact_sum(x, where), ibis.null("float64"))

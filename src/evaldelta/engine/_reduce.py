@@ -9,16 +9,17 @@ joined without a join. The case is the unit: repeats are averaged within a case 
 
 from __future__ import annotations
 
+import decimal
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import ibis
 import ibis.expr.types as ir
 
-from evaldelta.engine._exact import exact_sum, exact_sum_or_null
+from evaldelta.engine._exact import exact_parts, exact_sum
 from evaldelta.errors import DuplicateRowError, SliceConflictError
 from evaldelta.sources import TableSet, locate
 from evaldelta.sources._fetch import rows as _rows
@@ -29,6 +30,7 @@ __all__ = [
     "Moments",
     "PairSliceStats",
     "build_case_table",
+    "cost_totals",
     "slice_weight_totals",
 ]
 
@@ -149,7 +151,7 @@ def build_case_table(
     rows = tables.rows.filter(tables.rows.arm.isin(list(arms)))
 
     def pivot(t: ir.Table) -> ir.Table:
-        return _pivot(tables, t, arms, metric, escalation)
+        return _pivot(tables, t, arms, metric, escalation, integral_values)
 
     stored = _keep_pivot(tables, rows, pivot, (cases_hint, len(arms)))
     table = _derived(stored, len(arms), escalation is not None)
@@ -170,6 +172,50 @@ def build_case_table(
     return CaseTable(
         table=table, arms=arms, metric=metric, tables=tables, integral=single and integral_values
     )
+
+
+def cost_totals(
+    tables: TableSet,
+    arms: tuple[str, ...],
+    by: str,
+    parts: Sequence[Mapping[str, Any]] | None = None,
+) -> dict[str, tuple[float | None, ...]]:
+    """Per slice of ``by`` and overall (``ALL``): each arm's total cost, None where no cost.
+
+    Summed from the rows (one small group-by of arm and slice: :func:`cost_parts`, unless
+    validation's pass already gave those ``parts``), exactly: DECIMAL parts added in Python
+    over the slices, the float rest (values past 1e12) with :func:`math.fsum`, so the
+    totals are the same every run and on every backend. A row's slice is its case's, as
+    :func:`build_case_table` has checked (a case in two slices is an error).
+    """
+    if not tables.has_cost:
+        return {}
+    if parts is None:
+        parts = _rows(cost_parts(tables.rows.filter(tables.rows.arm.isin(list(arms))), by))
+    got: dict[tuple[str, int], list[tuple[Any, Any]]] = {}
+    for row in parts:
+        if row["cost_n"] and row["arm"] in arms:
+            i = arms.index(row["arm"])
+            for key in ((str(row[f"by_{by}"]), i), (ALL, i)):
+                got.setdefault(key, []).append((row["cost_d"], row["cost_f"]))
+    totals: dict[str, list[float | None]] = {}
+    for (name, i), values in got.items():
+        with decimal.localcontext(prec=80):
+            dec = sum((d or decimal.Decimal(0) for d, _ in values), decimal.Decimal(0))
+        total = float(dec) + math.fsum(float(f or 0.0) for _, f in values)
+        totals.setdefault(name, [None] * len(arms))[i] = total
+    return {name: tuple(v) for name, v in totals.items()}
+
+
+def cost_aggregates(rows: ir.Table) -> dict[str, Any]:
+    """The mergeable cost sums of a group of rows: count, exact DECIMAL part, float rest."""
+    exact, big = exact_parts(rows.cost_usd)
+    return {"cost_n": rows.cost_usd.count(), "cost_d": exact, "cost_f": big}
+
+
+def cost_parts(rows: ir.Table, by: str) -> ir.Table:
+    """:func:`cost_aggregates` per arm and slice of ``by`` (what :func:`cost_totals` merges)."""
+    return rows.group_by(["arm", f"by_{by}"]).aggregate(**cost_aggregates(rows))
 
 
 def _slice_conflict(tables: TableSet, table: ir.Table, col: str) -> None:
@@ -194,8 +240,15 @@ def _pivot(
     arms: tuple[str, ...],
     metric: str,
     escalation: Callable[[ir.Table], ir.BooleanValue] | None,
+    integral_values: bool = False,
 ) -> ir.Table:
-    """The per-case aggregate of rows ``t`` (see :func:`build_case_table`)."""
+    """The per-case aggregate of rows ``t`` (see :func:`build_case_table`).
+
+    A case's sum of whole-number values is a plain float sum, exact in any order; any other
+    is an exact DECIMAL sum (four times slower at 10M cases, bench/README.md). Costs are not
+    here: they are totalled per slice from the rows (:func:`cost_totals`), since only their
+    totals are reported and the pivot's per-case DECIMAL sums of them cost as much again.
+    """
     score = t[f"m_{metric}"]
     aggs: dict[str, Any] = {}
     for name in tables.slice_columns:
@@ -213,9 +266,7 @@ def _pivot(
         aggs[f"n{i}"] = t.count(where=is_arm).cast("int32")
         aggs[f"k{i}"] = score.count(where=is_arm).cast("int32")
         # exact, so a case's mean over repeats does not depend on the order of its rows
-        aggs[f"t{i}"] = exact_sum(score, is_arm)
-        if tables.has_cost:
-            aggs[f"c{i}"] = exact_sum_or_null(t.cost_usd, is_arm)
+        aggs[f"t{i}"] = score.sum(where=is_arm) if integral_values else exact_sum(score, is_arm)
         if escalation is not None:
             flag = escalation(t)
             aggs[f"x{i}"] = flag.cast("int64").sum(where=is_arm)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import decimal
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,7 @@ from evaldelta.engine._reduce import (
     CaseTable,
     Moments,
     PairSliceStats,
+    cost_totals,
 )
 from evaldelta.sources._fetch import rows as _rows
 
@@ -113,10 +115,6 @@ def _arm_aggs(aggs: _Aggs, cases: CaseTable) -> None:
         aggs.add(f"neg{i}", (m < 1).sum())
         aggs.add(f"mx{i}", k.max(), _MAX)
         aggs.exact(f"at{i}", w[f"t{i}"])
-        if cases.tables.has_cost:
-            # exact too (costs are not whole numbers), so the report is the same every run
-            aggs.exact(f"cost{i}", w[f"c{i}"], whole=False)
-            aggs.add(f"costn{i}", w[f"c{i}"].count())
 
 
 def _pair_aggs(aggs: _Aggs, cases: CaseTable, j: int) -> None:
@@ -151,11 +149,15 @@ class SliceReduction:
     case_counts: dict[str, int]  # slice -> cases of the compared arms, in slice order
 
 
-def reduce_slices(cases: CaseTable, by: str) -> SliceReduction:
+def reduce_slices(
+    cases: CaseTable, by: str, cost_parts: Sequence[Mapping[str, Any]] | None = None
+) -> SliceReduction:
     """Per slice of ``by`` and overall (``ALL``): every arm's and every pair's statistics.
 
     One group-by over the per-case table computes them all; the overall row is merged from
     the per-slice rows (:class:`_Aggs`), so the table is scanned once per slicing column.
+    Costs are totalled from the rows (:func:`cost_totals`), or from ``cost_parts`` when
+    validation's pass collected them (:meth:`Validated.costs_for`).
     """
     w = cases.table
     aggs = _Aggs(cases.integral)
@@ -169,8 +171,9 @@ def reduce_slices(cases: CaseTable, by: str) -> SliceReduction:
     rows = [aggs.finish(r) for r in [*raw, merged]]
     arm_clusters = _cluster_sums_arm(cases, by) if cases.tables.has_cluster else {}
     pairs = {j: tuple(_pair_stats(cases, by, j, rows)) for j in range(1, len(cases.arms))}
+    costs = cost_totals(cases.tables, cases.arms, by, cost_parts)
     return SliceReduction(
-        arms=tuple(_arm_stats(cases, rows, arm_clusters)),
+        arms=tuple(_arm_stats(cases, rows, arm_clusters, costs)),
         pairs=pairs,
         case_counts={str(r["slice"]): int(r["rows"]) for r in raw},
     )
@@ -180,9 +183,11 @@ def _arm_stats(
     cases: CaseTable,
     rows: list[dict[str, Any]],
     cluster_map: dict[tuple[int, str], tuple[tuple[int, float], ...]],
+    costs: dict[str, tuple[float | None, ...]],
 ) -> list[ArmSliceStats]:
     out = []
     for row in rows:
+        cost = costs.get(str(row["slice"]), (None,) * len(cases.arms))
         for i, arm in enumerate(cases.arms):
             out.append(
                 ArmSliceStats(
@@ -194,7 +199,7 @@ def _arm_stats(
                     scores=_moments(row[f"sn{i}"], row[f"st{i}"], row[f"ss{i}"]),
                     max_scored_per_case=int(row[f"mx{i}"] or 0),
                     attempt_total=float(row[f"at{i}"] or 0.0),
-                    cost_usd=float(row[f"cost{i}"]) if row.get(f"costn{i}") else None,
+                    cost_usd=cost[i],
                     clusters=cluster_map.get((i, str(row["slice"]))),
                     with_pass=int(row[f"pos{i}"] or 0),
                     with_fail=int(row[f"neg{i}"] or 0),

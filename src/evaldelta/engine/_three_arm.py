@@ -19,8 +19,8 @@ from typing import Any
 import ibis
 import ibis.expr.types as ir
 
-from evaldelta.engine._exact import exact_sum, exact_sum_or_null
-from evaldelta.engine._reduce import ALL, CaseTable, Moments, build_case_table
+from evaldelta.engine._exact import exact_sum
+from evaldelta.engine._reduce import ALL, CaseTable, Moments, build_case_table, cost_totals
 from evaldelta.errors import UsageError
 from evaldelta.model import PinValue
 from evaldelta.sources import TableSet
@@ -167,12 +167,13 @@ def reduce_three_arms(cases: CaseTable, by: str) -> list[ThreeArmStats]:
             dt=exact_sum(div, kept),
             dss=exact_sum((div * div), kept),
         )
-    if cases.tables.has_cost:
-        for i in range(3):
-            aggs[f"c{i}"] = exact_sum_or_null(w[f"c{i}"])
     per_slice = _rows(w.group_by(slice=w[f"s_{by}"]).aggregate(**aggs).order_by("slice"))
     overall = _rows(w.aggregate(**aggs))
     overall[0]["slice"] = ALL
+    costs = cost_totals(cases.tables, cases.arms, by)
+    for row in [*per_slice, *overall]:
+        for i, cost in enumerate(costs.get(str(row["slice"]), (None, None, None))):
+            row[f"c{i}"] = cost
     return [_stats(row, has_esc, cases.tables.has_cost) for row in [*per_slice, *overall]]
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from evaldelta.engine._reduce import cost_aggregates
 from evaldelta.errors import (
     BadValueError,
     InputError,
@@ -20,7 +21,9 @@ from evaldelta.sources._values import not_finite, not_finite_row
 __all__ = ["Validated", "validate"]
 
 
-def validate(tables: TableSet, scale: tuple[float, float] | None = None) -> Validated:
+def validate(
+    tables: TableSet, scale: tuple[float, float] | None = None, cost_by: str | None = None
+) -> Validated:
     """Check the canonical relation; raise a one-line :class:`InputError` on the first defect.
 
     Checks, in order: files without data rows, blank case ids or arms, repeats that are not
@@ -30,6 +33,9 @@ def validate(tables: TableSet, scale: tuple[float, float] | None = None) -> Vali
     metric's observed range). Duplicate (arm, case_id, repeat) rows and slice conflicts are
     checked while the per-case table is built (:func:`~evaldelta.engine._reduce.build_case_table`),
     which groups the rows anyway.
+
+    ``cost_by``: a slicing column whose per-(arm, slice) cost sums the same pass collects
+    (:attr:`Validated.cost_parts`), so the report's costs need no pass of their own.
     """
     t = tables.rows
     aggs: dict[str, object] = {
@@ -58,7 +64,11 @@ def validate(tables: TableSet, scale: tuple[float, float] | None = None) -> Vali
         aggs["bad_weight"] = _bad_weight(t).sum()
     # per (source, arm): the same pass also gives the arms, in input order, and which of
     # them have non-binary values, so neither needs its own scan of the rows
-    grouped = _rows(t.group_by(["_src", "arm"]).aggregate(**aggs))
+    keys = ["_src", "arm"]
+    if tables.has_cost and cost_by is not None:
+        keys.append(f"by_{cost_by}")
+        aggs.update(cost_aggregates(t))
+    grouped = _rows(t.group_by(keys).aggregate(**aggs))
     per_source = _per_source(grouped)
     for index, source in enumerate(tables.sources):
         if index not in per_source or per_source[index]["n"] == 0:
@@ -67,7 +77,10 @@ def validate(tables: TableSet, scale: tuple[float, float] | None = None) -> Vali
             )
     for index in range(len(tables.sources)):
         _check_source(tables, index, per_source[index], scale)
-    return _summary(tables, list(per_source.values()), grouped)
+    checked = _summary(tables, list(per_source.values()), grouped)
+    if len(keys) == 3:
+        checked = replace(checked, cost_by=cost_by, cost_parts=tuple(grouped))
+    return checked
 
 
 def _per_source(grouped: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
@@ -76,7 +89,7 @@ def _per_source(grouped: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
     for row in grouped:
         merged = out.setdefault(int(str(row["_src"])), {})
         for key, value in row.items():
-            if key in ("_src", "arm") or value is None:
+            if key in ("_src", "arm") or key.startswith(("by_", "cost_")) or value is None:
                 continue
             if key not in merged or merged[key] is None:
                 merged[key] = value
@@ -114,6 +127,13 @@ class Validated:
     nonbinary: Mapping[tuple[str, str], int] = field(default_factory=dict)  # (metric, arm)
 
     per_arm: Mapping[str, tuple[int, int]] = field(default_factory=dict)  # rows, top repeat
+    # per (source, arm, slice of ``cost_by``): the cost sums (:func:`cost_aggregates`)
+    cost_by: str | None = None
+    cost_parts: tuple[Mapping[str, Any], ...] = ()
+
+    def costs_for(self, by: str) -> tuple[Mapping[str, Any], ...] | None:
+        """The cost sums per arm and slice of ``by``, when this pass collected them."""
+        return self.cost_parts if by == self.cost_by else None
 
     def cases_hint(self, arms: tuple[str, ...]) -> int:
         """About how many cases the arms have: the most rows of one arm over its repeats."""

@@ -159,7 +159,9 @@ class Evidence:
 def gather(tables: TableSet, request: Request) -> Evidence:
     """Run every query of one comparison (validation first) and return the evidence."""
     by = request.by or ("slice",)
-    checked = validate(tables, request.scale)
+    checked = validate(tables, request.scale, cost_by=by[0])
+    if not checked.trimmed:  # no case id or arm to strip: later passes skip stripping
+        tables = tables.unpadded()
     present, default_why = _arm_order(tables, checked.arms)
     base, cands = resolve_arms(present, request.baseline, request.candidates)
     arms = (base, *cands)
@@ -230,7 +232,7 @@ def _metric(
     slicings = []
     counts: dict[str, dict[str, int]] = {}
     for column in by:
-        reduced = reduce_slices(cases, column)
+        reduced = reduce_slices(cases, column, checked.costs_for(column))
         counts[column] = reduced.case_counts
         arm_stats = reduced.arms
         check_summarizable(arm_stats, arms, metric)

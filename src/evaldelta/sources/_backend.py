@@ -117,7 +117,8 @@ def move_rows(tables: TableSet, con: Any) -> TableSet:
     The relation is written to one Parquet file (removed when the moved table is no longer
     referenced) and read there, so the engine's queries never join across connections.
     """
-    return replace(tables, con=con, rows=move_table(tables.con, tables.rows, con))
+    moved = move_table(tables.con, tables.rows, con)
+    return replace(tables, con=con, rows=moved, plain_rows=None)
 
 
 def move_table(source: Any, table: Any, con: Any) -> Any:
