@@ -131,6 +131,27 @@ def test_since_filter(log: Path, tmp_path: Path) -> None:
     assert res.excluded_before_since == 20_000 - kept and res.excluded_no_time == 0
 
 
+@pytest.mark.parametrize(
+    "sql_type", ["TIMESTAMP", "TIMESTAMP_NS", "TIMESTAMP_S", "TIMESTAMPTZ", "DATE", "VARCHAR"]
+)
+def test_since_compares_instants_whatever_the_columns_type(tmp_path: Path, sql_type: str) -> None:
+    """A time without a zone is UTC; --since with an offset is the same instant in any type."""
+    path = tmp_path / "t.parquet"
+    times = ["2026-11-01 22:00:00", "2026-11-02 01:59:59", "2026-11-02 02:00:00", "2026-11-03"]
+    values = ", ".join(f"({i}, 'a', '{t}')" for i, t in enumerate(times))
+    with duckdb.connect() as con:
+        con.execute("SET TimeZone = 'UTC'") if sql_type == "TIMESTAMPTZ" else None
+        con.execute(
+            f"COPY (SELECT i, task, CAST(CAST(t AS TIMESTAMP) AS {sql_type}) AS timestamp "
+            f"FROM (VALUES {values}) v(i, task, t)) TO '{path}' (FORMAT parquet)"
+        )
+    # 03:00 at +01:00 is 02:00 UTC: the last two rows are on or after it (a date is at 00:00)
+    res = sample(path, tmp_path / "o.csv", by="task", floor=10, since="2026-11-02T03:00:00+01:00")
+    kept = 1 if sql_type == "DATE" else 2
+    assert res.population == kept and res.excluded_before_since == 4 - kept
+    assert sorted(int(str(r["i"])) for r in _read(tmp_path / "o.csv")) == list(range(4))[-kept:]
+
+
 def test_since_leaves_out_rows_without_time(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     path.write_text(
