@@ -5,20 +5,45 @@
 :mod:`evaldelta.planning.sampling` draws a stratified, weighted sample of a traffic log.
 """
 
-from evaldelta.planning.plan import (
-    PLAN_SCHEMA_VERSION,
-    Allocation,
-    PairPlan,
-    Plan,
-    SliceAllocation,
-    SlicePlan,
-    allocate,
-    check_design,
-    plan_from_comparison,
-    plan_from_pilot,
-    plan_from_summary,
-)
-from evaldelta.planning.sampling import Band, SampleResult, StratumSample, parse_band, sample
+from typing import TYPE_CHECKING
+
+from evaldelta._lazy import lazy_names
+
+if TYPE_CHECKING:  # the names, for type checkers; at run time each loads on first use
+    from evaldelta.planning.plan import (
+        PLAN_SCHEMA_VERSION,
+        Allocation,
+        PairPlan,
+        Plan,
+        SliceAllocation,
+        SlicePlan,
+        allocate,
+        check_design,
+        plan_from_comparison,
+        plan_from_pilot,
+        plan_from_summary,
+    )
+    from evaldelta.planning.sampling import Band, SampleResult, StratumSample, parse_band, sample
+
+# Loaded on first use: ``evaldelta sample`` needs the sampler, not the planner's imports
+_WHERE = {
+    "PLAN_SCHEMA_VERSION": "evaldelta.planning.plan",
+    "Allocation": "evaldelta.planning.plan",
+    "PairPlan": "evaldelta.planning.plan",
+    "Plan": "evaldelta.planning.plan",
+    "SliceAllocation": "evaldelta.planning.plan",
+    "SlicePlan": "evaldelta.planning.plan",
+    "allocate": "evaldelta.planning.plan",
+    "check_design": "evaldelta.planning.plan",
+    "plan_from_comparison": "evaldelta.planning.plan",
+    "plan_from_pilot": "evaldelta.planning.plan",
+    "plan_from_summary": "evaldelta.planning.plan",
+    "Band": "evaldelta.planning.sampling",
+    "SampleResult": "evaldelta.planning.sampling",
+    "StratumSample": "evaldelta.planning.sampling",
+    "parse_band": "evaldelta.planning.sampling",
+    "sample": "evaldelta.planning.sampling",
+}
 
 __all__ = [
     "PLAN_SCHEMA_VERSION",
@@ -38,3 +63,5 @@ __all__ = [
     "plan_from_summary",
     "sample",
 ]
+
+__getattr__, __dir__ = lazy_names("evaldelta.planning", _WHERE, globals())
