@@ -173,3 +173,19 @@ def test_integral_needs_whole_numbers_small_enough_and_one_attempt(tmp_path: Pat
     # two attempts of a case: its mean can be fractional
     rep = [*rows, ("c0", "base", "s", 1, "4", "0.1")]
     assert not _reduce(_write(tmp_path / "r.csv", rep))[0].integral
+
+
+def test_all_scored_skips_the_scored_counts_and_gives_the_same_numbers(tmp_path: Path) -> None:
+    """Without an unscored attempt, the scored counts are the attempt counts (not stored)."""
+    scored = [r for r in _graded_rows(11) if r[4] != ""]
+    path = _write(tmp_path / "scored.csv", scored)
+    tables = read_sources([parse_source(str(path))], slice_columns=("slice",))
+    checked = validate(tables)
+    assert checked.all_scored("score", ARMS)
+    fast = build_case_table(tables, ARMS, "score", all_scored=True)
+    slow = build_case_table(tables, ARMS, "score", all_scored=False)
+    assert reduce_slices(fast, "slice") == reduce_slices(slow, "slice")
+    with_unscored = _write(tmp_path / "graded.csv", _graded_rows(11))
+    assert any(r[4] == "" for r in _graded_rows(11))
+    tables = read_sources([parse_source(str(with_unscored))], slice_columns=("slice",))
+    assert not validate(tables).all_scored("score", ARMS)

@@ -51,6 +51,7 @@ def validate(
     for m in tables.metrics:
         col = t[f"m_{m}"]
         aggs[f"bad_{m}"] = t[f"_bad_{m}"].sum()
+        aggs[f"null_{m}"] = col.isnull().sum()
         aggs[f"inf_{m}"] = not_finite(col).sum()
         finite = col.notnull() & ~not_finite(col)
         aggs[f"lo_{m}"] = col.min(where=finite)
@@ -125,6 +126,7 @@ class Validated:
     integral: Mapping[str, bool] = field(default_factory=dict)
     arms: tuple[str, ...] = ()  # every arm, by the first input it appears in, then by name
     nonbinary: Mapping[tuple[str, str], int] = field(default_factory=dict)  # (metric, arm)
+    unscored: Mapping[tuple[str, str], int] = field(default_factory=dict)  # (metric, arm)
 
     per_arm: Mapping[str, tuple[int, int]] = field(default_factory=dict)  # rows, top repeat
     # per (source, arm, slice of ``cost_by``): the cost sums (:func:`cost_aggregates`)
@@ -138,6 +140,10 @@ class Validated:
     def cases_hint(self, arms: tuple[str, ...]) -> int:
         """About how many cases the arms have: the most rows of one arm over its repeats."""
         return max((n // (top + 1) for a, (n, top) in self.per_arm.items() if a in arms), default=0)
+
+    def all_scored(self, metric: str, arms: tuple[str, ...]) -> bool:
+        """Whether every attempt of ``arms`` has a value of ``metric`` (none unscored)."""
+        return bool(self.unscored) and not any(self.unscored.get((metric, a), 0) for a in arms)
 
     def binary(self, metric: str, arms: tuple[str, ...]) -> bool:
         """Whether every value of ``metric`` in ``arms`` is 0 or 1 (or missing)."""
@@ -161,10 +167,12 @@ def _summary(
         top = max((abs(v) for v in observed.get(m, (0.0, 0.0))), default=0.0)
         integral[m] = whole and rows * (2.0 * top) ** 2 < 2.0**53
     nonbinary: dict[tuple[str, str], int] = {}
+    unscored: dict[tuple[str, str], int] = {}
     for row in grouped:
         for m in tables.metrics:
             key = (m, str(row["arm"]))
             nonbinary[key] = nonbinary.get(key, 0) + int(row[f"nb_{m}"] or 0)
+            unscored[key] = unscored.get(key, 0) + int(row[f"null_{m}"] or 0)
     per_arm: dict[str, tuple[int, int]] = {}
     for row in grouped:
         n, top = per_arm.get(str(row["arm"]), (0, 0))
@@ -175,6 +183,7 @@ def _summary(
         integral=integral,
         arms=_arms_in_order(grouped),
         nonbinary=nonbinary,
+        unscored=unscored,
         per_arm=per_arm,
     )
 

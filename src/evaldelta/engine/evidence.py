@@ -226,6 +226,7 @@ def _metric(
         metric,
         integral_values=checked.integral.get(metric, False),
         cases_hint=checked.cases_hint(arms),
+        all_scored=checked.all_scored(metric, arms),
     )
     weights = slice_weight_totals(cases, by[0]) if tables.has_weight else None
     crit = critical_stats(tables, arms, metric, critical, binary) if critical else None
