@@ -459,7 +459,8 @@ def _largest_mix_gap(pair: PairComparison, arms: tuple[ArmSlice, ...]) -> str:
     tb, tc = sum(nb.values()), sum(nc.values())
     if not tb or not tc:
         return ""
-    gaps = {s: nc.get(s, 0) / tc - nb.get(s, 0) / tb for s in set(nb) | set(nc)}
+    # in name order, so a tie goes to the first name (a set's order changes every run)
+    gaps = {s: nc.get(s, 0) / tc - nb.get(s, 0) / tb for s in sorted(set(nb) | set(nc))}
     s = max(gaps, key=lambda k: abs(gaps[k]))
     share_b, share_c = fmt_pct(nb.get(s, 0) / tb), fmt_pct(nc.get(s, 0) / tc)
     return f"{s} is {share_b} of {b}'s cases and {share_c} of {c}'s"
