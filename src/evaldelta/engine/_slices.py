@@ -53,13 +53,13 @@ class _Aggs:
         self.kinds: dict[str, str] = {}
         self.integral = integral
 
-    def exact(self, name: str, x: Any, where: Any = None, *, whole: bool | None = None) -> None:
+    def exact(self, name: str, x: Any, where: Any = None) -> None:
         """An order-independent sum: a plain float sum where every value is a whole number.
 
         Whole numbers add exactly in float64 while every partial sum stays below 2**53
         (which :attr:`CaseTable.integral` promises), so no DECIMAL is needed for them.
         """
-        if self.integral if whole is None else whole:
+        if self.integral:
             self.add(name, x.sum(where=where), _FLOAT)
             return
         exact, big = _exact_parts(x, where)

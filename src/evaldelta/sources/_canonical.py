@@ -82,7 +82,8 @@ class TableSet:
 
         Validation counts the rows whose case id or arm has a space, tab or newline at
         either end; where it counts none, stripping changes nothing, and skipping it saves
-        every later pass over the rows about a second per 10M rows (bench/README.md).
+        every later pass over the rows the test (about 0.5 s of the per-case pivot of 10M
+        cases, bench/README.md).
         """
         if self.plain_rows is None:
             return self
