@@ -250,8 +250,17 @@ def test_sample_on_spark_draws_duckdbs_sample(spark: Any, tmp_path: Path) -> Non
         out = tmp_path / f"{name}.csv"
         result = sample(traffic, out, backend=backend, **options)
         results.append((json.loads(render_sample_json(result)), out.read_text()))
-    (duck, duck_rows), (spark_json, spark_rows) = results
-    for report in (duck, spark_json):
+    spark.read.parquet(str(traffic)).createOrReplaceTempView("traffic_log")
+    in_place = tmp_path / "in_place.csv"
+    result = sample(None, in_place, backend="spark", table="traffic_log", **options)
+    results.append((json.loads(render_sample_json(result)), in_place.read_text()))
+    (duck, duck_rows), (spark_json, spark_rows), (table_json, table_rows) = results
+    for report in (duck, spark_json, table_json):
         report.pop("output"), report.pop("mix_file")
     assert duck == spark_json
     assert duck_rows == spark_rows and duck_rows.count("\n") == 901
+    # the log as a table in Spark, read in place: the same rows and report, in the ids' order
+    assert table_json.pop("input") == "traffic_log" and duck.pop("input") == str(traffic)
+    assert table_json == duck
+    header, *body = duck_rows.splitlines()
+    assert table_rows.splitlines() == [header, *sorted(body, key=lambda r: "v" + r.split(",")[0])]

@@ -181,7 +181,11 @@ def plan_cmd(
 
 
 def sample_cmd(
-    traffic: Annotated[Path, typer.Argument(help="Traffic log: CSV, JSONL or Parquet.")],
+    traffic: Annotated[
+        Path | None,
+        typer.Argument(help="Traffic log: CSV, JSONL or Parquet (or give --table)."),
+    ] = None,
+    *,
     output: Annotated[
         Path, typer.Option("-o", "--output", help="The sample (format from the suffix).")
     ],
@@ -210,6 +214,14 @@ def sample_cmd(
     backend: Annotated[
         str, typer.Option("--backend", help="Where the ranking runs: duckdb, spark or an Ibis URL.")
     ] = "duckdb",
+    table: Annotated[
+        str | None,
+        typer.Option(
+            "--table",
+            help="With --backend spark or a URL: the table there that holds the traffic "
+            "log, read in place (needs --id; the sample is written in the ids' order).",
+        ),
+    ] = None,
 ) -> None:
     """Draw a stratified, seeded sample of a traffic log with sampling weights and a mix file."""
     from evaldelta.planning.sampling import parse_band, sample
@@ -228,6 +240,7 @@ def sample_cmd(
             since=since,
             time_column=time_column,
             backend=backend,
+            table=table,
         )
     render = render_sample_json if format is SampleFormat.json else render_sample_text
     sys.stdout.write(render(result))

@@ -1,23 +1,27 @@
-"""The traffic log queries behind ``evaldelta sample``: DuckDB reads, any Ibis backend ranks.
+"""The traffic log queries behind ``evaldelta sample``: Ibis expressions, any backend.
 
 The log (CSV, JSONL or Parquet; tens of millions of rows) is never loaded into Python.
-Reading it is the row seam's work, on the embedded DuckDB: :class:`TrafficScan` numbers the
-rows in file order and derives the strata (bands, the ``--since`` time, the row key). What
-follows are Ibis expressions, on DuckDB or, moved there once, on another backend (Spark):
+Reading a file is the row seam's work, on the embedded DuckDB, which numbers its rows in
+file order; a table that already lives on a backend (``--backend URL --table NAME``) is read
+there, in place. Everything after that is Ibis expressions, on DuckDB or on that backend (a
+file's prepared rows are moved there once when ``--backend`` names another engine):
 
-1. :meth:`TrafficScan.count_strata`: one aggregate per slice: rows kept (on or after
-   ``--since``), rows without a time, all rows, and the first bad value's row;
+1. :meth:`TrafficScan.count_strata`: the strata (bands, the ``--since`` time, the row key)
+   and one aggregate per slice: rows kept (on or after ``--since``), rows without a time,
+   all rows, and the first bad value's row;
 2. :meth:`TrafficScan.write_sample`: given the per-slice sizes that
    :mod:`evaldelta.planning.sampling` allocated, the ``n_k`` rows with the smallest
-   ``md5(row key, seed)`` per slice (the row number breaks ties). The rank is uniform, so
+   ``md5(row key, seed)`` per slice (the row's position breaks ties). The rank is uniform, so
    one filtered pass fetches the rows whose rank lies in the lowest share of its range that
    holds ``n_k`` with room to spare (a few more than ``n_k``), and the exact cut is made
-   here; the kept rows are written in file order with ``sample_weight = N_k / n_k``.
+   here; the kept rows are written in order with ``sample_weight = N_k / n_k``.
 
 The rank is the MD5 of the key's text and the seed, a function every engine computes the
 same way, so the same file, options and seed give the same sample on DuckDB and on Spark,
 and across their versions. The row key is the ``--id`` column when given, else the row's
-position in the file.
+position in the file. A table has no positions: it needs ``--id``, its ids must be unique
+among the rows kept (else ties could fall either way), and the sample is written in the
+order of the key's text.
 """
 
 from __future__ import annotations
@@ -31,6 +35,9 @@ from types import TracebackType
 from typing import Any
 
 import duckdb
+import ibis
+import ibis.expr.datatypes as idt
+import ibis.expr.types as ir
 
 from evaldelta.errors import (
     BadValueError,
@@ -42,6 +49,7 @@ from evaldelta.errors import (
 from evaldelta.sources import Source, connect, open_sources
 from evaldelta.sources._backend import move_table
 from evaldelta.sources._fetch import arrow, rows
+from evaldelta.sources._values import as_text
 from evaldelta.sources.tidy import line_of, tidy_kind
 
 __all__ = ["MISSING", "Band", "StrataCount", "TrafficScan"]
@@ -86,21 +94,28 @@ def _lit(text: str) -> str:
 
 @dataclass(frozen=True)
 class _Input:
-    """The traffic log: its path, and how its positions are named in messages."""
+    """The traffic log (a file, or a table's name), and how its rows are named in messages."""
 
-    path: Path
-    kind: str
+    name: str
+    kind: str  # csv, jsonl, parquet, or table
+    id_column: str | None = None  # a table's row key (its rows have no positions)
 
     @property
     def unit(self) -> str:
-        return "row" if self.kind == "parquet" else "line"
+        return "line" if self.kind in ("csv", "jsonl") else "row"
 
-    def line_of(self, row_index: int) -> int:
-        return line_of(self.kind, row_index)
+    def location(self, position: Any, field_name: str, value: object) -> Location:
+        """Where the row at ``position`` is: a file's line, or a table row by its id."""
+        if self.kind != "table":
+            return Location(self.name, line_of(self.kind, int(position)), field_name, value,
+                            self.unit)  # fmt: skip
+        key = str(position)
+        where = "missing" if key == "n" else repr(key[1:])
+        return Location(f"{self.name} ({self.id_column}={where})", None, field_name, value, "row")
 
 
-def _open(con: duckdb.DuckDBPyConnection, scan: str, src: _Input) -> dict[str, str]:
-    """Create the numbered view over the scanned file; return its column types."""
+def _open(con: duckdb.DuckDBPyConnection, scan: str, src: _Input) -> None:
+    """Create the numbered view ``src`` over the scanned file (the row seam's part)."""
     # Parquet numbers its rows as it reads them, in parallel; elsewhere a window does
     # (DuckDB's streaming row_number() keeps file order, but runs the rest on one thread)
     numbered = f"SELECT *, row_number() OVER () - 1 AS {_RN} FROM {scan}"
@@ -110,91 +125,82 @@ def _open(con: duckdb.DuckDBPyConnection, scan: str, src: _Input) -> dict[str, s
             if "file_row_number" not in names:
                 numbered = (
                     f"SELECT * EXCLUDE (file_row_number), file_row_number AS {_RN} "
-                    f"FROM read_parquet({_lit(str(src.path))}, file_row_number = true)"
+                    f"FROM read_parquet({_lit(src.name)}, file_row_number = true)"
                 )
         con.execute(f"CREATE TEMP VIEW src AS {numbered}")
-        described = con.execute("DESCRIBE src").fetchall()
+        con.execute("DESCRIBE src").fetchall()
     except duckdb.Error as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise UnreadableFileError(
-            f"cannot read as {src.kind.upper()}: {first}", Location(str(src.path))
+            f"cannot read as {src.kind.upper()}: {first}", Location(src.name)
         ) from exc
-    return {str(r[0]): str(r[1]) for r in described if r[0] != _RN}
 
 
-def _text(column: str, dtype: str) -> str:
-    col = _ident(column)
-    return f"json_extract_string({col}, '$')" if dtype == "JSON" else f"CAST({col} AS VARCHAR)"
+def _number(col: ir.Value) -> ir.FloatingValue:
+    """A column as a number: numbers as they are (text would cost a second per 10M rows)."""
+    if col.type().is_numeric():
+        return col.cast("float64")
+    return _raw(col).try_cast("float64")
 
 
-_NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE", "DECIMAL")
+def _raw(col: ir.Value) -> ir.StringValue:
+    """A column's text, trimmed; blank is null."""
+    return as_text(col).strip().nullif("")
 
 
-def _numeric(dtype: str) -> bool:
-    """Whether DuckDB's type name ``dtype`` is a number type (signed or not, any width)."""
-    return dtype.removeprefix("U").startswith(_NUMERIC)
-
-
-def _number(column: str, dtype: str) -> str:
-    if _numeric(dtype):  # as it is: a round trip through text costs a second per 10M rows
-        return f"CAST({_ident(column)} AS DOUBLE)"
-    return f"TRY_CAST(NULLIF(TRIM({_text(column, dtype)}), '') AS DOUBLE)"
-
-
-def _band_sql(band: Band, dtype: str) -> tuple[str, str]:
-    """The CASE expression for the band label, and the predicate for a bad value.
+def _band(band: Band, col: ir.Value) -> tuple[ir.StringValue, ir.BooleanValue]:
+    """The band label, and the predicate for a bad value.
 
     A bad value is text that is no number, or NaN; a null (or blank) is missing, not bad.
     """
-    v = _number(band.column, dtype)
+    v = _number(col)
     labels = band.labels()
-    cases = [f"WHEN {v} IS NULL THEN {_lit(MISSING)}"]
-    cases.append(f"WHEN {v} < {band.edges[0]!r} THEN {_lit(f'(below {_edge(band.edges[0])})')}")
-    for upper, label in zip(band.edges[1:], labels, strict=False):
-        cases.append(f"WHEN {v} < {upper!r} THEN {_lit(label)}")
-    expr = f"CASE {' '.join(cases)} ELSE {_lit(labels[-1])} END"
-    if _numeric(dtype):
-        return expr, f"coalesce(isnan({v}), false)"
-    raw = f"NULLIF(TRIM({_text(band.column, dtype)}), '')"
-    bad = f"({raw} IS NOT NULL AND ({v} IS NULL OR isnan({v})))"
-    return expr, bad
+    branches = [(v.isnull(), MISSING), (v < band.edges[0], f"(below {_edge(band.edges[0])})")]
+    branches += [(v < upper, label) for upper, label in zip(band.edges[1:], labels, strict=False)]
+    label = ibis.cases(*branches, else_=labels[-1])
+    if col.type().is_numeric():
+        return label, v.isnan().fill_null(False)
+    return label, _raw(col).notnull() & (v.isnull() | v.isnan()).fill_null(True)
 
 
-def _time_sql(column: str, dtype: str) -> tuple[str, str, str]:
-    """The timestamp expression, the predicate for an unparseable one, and its SQL type.
+_UTC = idt.Timestamp(timezone="UTC")
 
-    Text is parsed as TIMESTAMPTZ (an offset counts; none means UTC). A timestamp or date
-    without a zone stays as it is and is compared with the UTC instant as a plain
-    TIMESTAMP: casting every row to TIMESTAMPTZ cost 0.8 s per 10M rows, for nothing.
+
+def _time(col: ir.Value, column: str) -> tuple[ir.TimestampValue, ir.BooleanValue, bool]:
+    """The timestamp, the predicate for an unparseable one, and whether it has a zone.
+
+    Text is parsed as a timestamp with a zone (an offset counts; none means UTC). A
+    timestamp or date without a zone stays as it is and is compared with the UTC instant as
+    a plain timestamp: casting every row to one with a zone cost 0.8 s per 10M rows.
     """
-    if dtype in ("VARCHAR", "JSON"):
-        raw = f"NULLIF(TRIM({_text(column, dtype)}), '')"
-        ts = f"TRY_CAST({raw} AS TIMESTAMPTZ)"
-        return ts, f"({raw} IS NOT NULL AND {ts} IS NULL)", "TIMESTAMPTZ"
-    if dtype == "TIMESTAMP WITH TIME ZONE":
-        return _ident(column), "false", "TIMESTAMPTZ"
-    if dtype == "TIMESTAMP":
-        return _ident(column), "false", "TIMESTAMP"
-    if dtype.startswith(("TIMESTAMP", "DATE")):  # TIMESTAMP_S/_MS/_NS, DATE: no zone
-        return f"CAST({_ident(column)} AS TIMESTAMP)", "false", "TIMESTAMP"
+    dtype = col.type()
+    if dtype.is_string() or dtype.is_json():
+        ts = _raw(col).try_cast(_UTC)
+        return ts, _raw(col).notnull() & ts.isnull(), True
+    if dtype.is_timestamp() and dtype.timezone is not None:
+        return col, ibis.literal(False), True
+    if dtype.is_timestamp() and dtype.scale in (None, 6):
+        return col, ibis.literal(False), False
+    if dtype.is_timestamp() or dtype.is_date():  # seconds, millis, nanos, dates: no zone
+        return col.cast("timestamp"), ibis.literal(False), False
     raise UsageError(
         f"--time-column {column!r} has type {dtype}, not a timestamp or date (or text holding one)"
     )
 
 
-def _since_literal(since_at: dt.datetime, kind: str) -> str:
-    """``since_at`` as a SQL literal of ``kind``: a plain TIMESTAMP is the UTC wall time."""
-    if kind == "TIMESTAMP":
-        utc = since_at.astimezone(dt.UTC).replace(tzinfo=None)
-        return f"{_lit(utc.isoformat(sep=' '))}::TIMESTAMP"
-    return f"{_lit(since_at.isoformat())}::TIMESTAMPTZ"
+def _since(since_at: dt.datetime, zoned: bool) -> ir.TimestampScalar:
+    """``since_at`` as a timestamp literal: for a plain timestamp, the UTC wall time."""
+    if zoned:
+        return ibis.literal(since_at.isoformat()).cast(_UTC)
+    utc = since_at.astimezone(dt.UTC).replace(tzinfo=None)
+    return ibis.literal(utc.isoformat(sep=" ")).cast("timestamp")
 
 
-def _require(columns: Mapping[str, str], name: str, option: str, source: _Input) -> None:
+def _require(columns: Mapping[str, object], name: str, option: str, source: _Input) -> None:
     if name not in columns:
         raise MissingColumnError(
             f"column {name!r} (from {option}) is missing (columns: {', '.join(columns)})",
-            Location(str(source.path), 1 if source.kind == "csv" else None, name),
+            Location(source.name, 1 if source.kind == "csv" else None, name),
         )
 
 
@@ -209,30 +215,49 @@ class StrataCount:
 
 @dataclass
 class TrafficScan:
-    """One traffic log read on a fresh DuckDB connection (close it, or use ``with``).
+    """One traffic log, read on a fresh DuckDB connection (close it, or use ``with``).
 
-    ``backend``: an Ibis connection the ranking runs on (the prepared rows are moved there
-    once), or ``None`` for the DuckDB that read the file.
+    ``backend``: an Ibis connection the ranking runs on (a file's prepared rows are moved
+    there once), or ``None`` for the DuckDB that read the file. ``table``: the name of a
+    table on ``backend`` that holds the log (``path`` is then unused), read in place; its
+    rows are keyed by ``id_column``, which :meth:`count_strata` requires.
     """
 
-    path: Path
+    path: Path | None
     backend: Any = None
+    table: str | None = None
     _src: _Input = field(init=False)
     _reader: Any = field(init=False)
     _con: duckdb.DuckDBPyConnection = field(init=False)
-    columns: dict[str, str] = field(init=False)
+    _rows: Any = field(init=False)
+    columns: dict[str, idt.DataType] = field(init=False)
     _table: Any = field(init=False, default=None)
 
     def __post_init__(self) -> None:
-        self._reader, (opened,) = open_sources([Source(self.path, format="tidy")], con=connect())
-        self._src = _Input(self.path, tidy_kind(self.path))
+        if self.table is not None:
+            self._open_table(self.table)
+            return
+        path = Path(str(self.path))
+        self._reader, (opened,) = open_sources([Source(path, format="tidy")], con=connect())
+        self._src = _Input(str(path), tidy_kind(path))
         self._con = self._reader.con
         try:
-            scan = '"' + opened.table.get_name().replace('"', '""') + '"'
-            self.columns = _open(self._con, scan, self._src)
+            _open(self._con, _ident(opened.table.get_name()), self._src)
+            self._rows = self._reader.table("src")
+            self.columns = {k: v for k, v in self._rows.schema().items() if k != _RN}
         except BaseException:
             self.close()
             raise
+
+    def _open_table(self, name: str) -> None:
+        if self.backend is None:
+            raise UsageError("--table NAME reads a table of --backend spark or an Ibis URL")
+        _, (opened,) = open_sources([Source(Path(name), format="table")], con=self.backend)
+        self._reader = None  # the backend is the caller's to close
+        self._con = duckdb.connect()  # writes the output file
+        self._src = _Input(name, "table")
+        self._rows = opened.table
+        self.columns = dict(self._rows.schema().items())
 
     def __enter__(self) -> TrafficScan:
         return self
@@ -247,7 +272,10 @@ class TrafficScan:
 
     def close(self) -> None:
         """Release the connection."""
-        self._reader.disconnect()
+        if self._reader is not None:
+            self._reader.disconnect()
+        else:
+            self._con.close()
 
     def count_strata(
         self,
@@ -260,15 +288,16 @@ class TrafficScan:
         """Check the named columns, define the strata and count the rows of each."""
         checks = self._prepare(by, bands, id_column, since_at, time_column)
         t = self._table
-        aggs: dict[str, Any] = {
-            "kept": t.count(where=t[_KEEP]),
-            "no_time": t.count(where=t[_TIME].isnull()),
-            "all": t.count(),
-        }
+        aggs: dict[str, Any] = {"kept": t.count(where=t[_KEEP]), "all": t.count()}
+        if since_at is not None:
+            aggs["no_time"] = t.count(where=t[_TIME].isnull())
+        if self._src.kind == "table":  # no positions: a tie of two ids could fall either way
+            aggs["ids"] = t[_KEY].nunique(where=t[_KEEP])
         for k, (flag, _, _) in enumerate(checks):
             aggs[f"bad{k}"] = t[_RN].min(where=t[flag])
         grouped = rows(t.group_by(_STRATUM).aggregate(**aggs))
-        _raise_first_bad(self._con, self._src, grouped, checks)
+        self._raise_first_bad(grouped, checks)
+        _refuse_repeated_ids(self._src, grouped)
         kept = {str(r[_STRATUM]): int(r["kept"]) for r in grouped if int(r["kept"]) > 0}
         no_time = before = 0
         if since_at is not None:
@@ -284,34 +313,31 @@ class TrafficScan:
         since_at: dt.datetime | None,
         time_column: str,
     ) -> list[tuple[str, str, str]]:
-        """The prepared view on DuckDB (the row seam's part); its checks as flag columns."""
-        con, src, columns = self._con, self._src, self.columns
+        """The prepared rows (strata, key, kept or not) with their checks as flag columns."""
+        src, columns, t = self._src, self.columns, self._rows
         band_names = {b.name for b in bands}
         if by not in band_names:
             _require(columns, by, "--by", src)
         if id_column is not None:
             _require(columns, id_column, "--id", src)
-        derived: list[str] = []
+        elif src.kind == "table":
+            raise UsageError(
+                f"--table {src.name}: give --id COLUMN, the row key (a table's rows have no order)"
+            )
+        derived: dict[str, ir.Value] = {}
         checks: list[tuple[str, str, str]] = []  # (flag column, field, message)
-        flags: list[str] = []
+        flags: dict[str, ir.Value] = {}
         for band in bands:
             _require(columns, band.column, "--band", src)
-            expr, bad = _band_sql(band, columns[band.column])
-            derived.append(f"{expr} AS {_ident(band.name)}")
-            flags.append(bad)
+            derived[band.name], flags[f"_evaldelta_bad{len(checks)}"] = _band(band, t[band.column])
             checks.append(
                 (f"_evaldelta_bad{len(checks)}", band.column, "is not a number (needed by --band)")
             )
-        stratum = (
-            _ident(by)
-            if by in band_names
-            else f"COALESCE({_text(by, columns[by])}, {_lit(MISSING)})"
-        )
-        time_expr, keep = "NULL::TIMESTAMPTZ", "true"
+        stratum = derived[by] if by in band_names else as_text(t[by]).fill_null(MISSING)
+        keep: ir.BooleanValue = ibis.literal(True)
         if since_at is not None:
             _require(columns, time_column, "--time-column", src)
-            time_expr, bad_time, kind = _time_sql(time_column, columns[time_column])
-            flags.append(bad_time)
+            when, flags[f"_evaldelta_bad{len(checks)}"], zoned = _time(t[time_column], time_column)
             checks.append(
                 (
                     f"_evaldelta_bad{len(checks)}",
@@ -319,26 +345,23 @@ class TrafficScan:
                     "is not a date or timestamp (needed by --since)",
                 )
             )
-            keep = f"({_TIME} IS NOT NULL AND {_TIME} >= {_since_literal(since_at, kind)})"
+            derived[_TIME] = when
+            keep = when.notnull() & (when >= _since(since_at, zoned))
         # the key's text: the id as text ("v" before it, so a missing id is not an empty one)
-        key = f"CAST({_RN} AS VARCHAR)"
         if id_column is not None:
-            text = _text(id_column, columns[id_column])
-            key = f"CASE WHEN {_ident(id_column)} IS NULL THEN 'n' ELSE 'v' || {text} END"
-        con.execute(
-            f"CREATE TEMP VIEW prepared AS SELECT *, {time_expr} AS {_TIME} "
-            f"FROM (SELECT *{''.join(', ' + d for d in derived)} FROM src)"
-        )
-        extra = "".join(
-            f", {flag} AS {name}" for flag, (name, _, _) in zip(flags, checks, strict=True)
-        )
-        con.execute(
-            f"CREATE TEMP VIEW strata AS SELECT *, {stratum} AS {_STRATUM}, {key} AS {_KEY}, "
-            f"{keep} AS {_KEEP}{extra} FROM prepared"
-        )
-        table = self._reader.table("strata")
+            idc = t[id_column]
+            key = ibis.cases((idc.isnull(), "n"), else_=ibis.literal("v") + as_text(idc))
+        else:
+            key = t[_RN].cast("string")
+        if src.kind == "table":
+            src = _Input(src.name, src.kind, id_column)
+            self._src = src
+            derived[_RN] = key  # a table's rows are ordered by their key
+        prepared = t.mutate(**derived, **flags, **{_STRATUM: stratum, _KEY: key, _KEEP: keep})
         self._table = (
-            table if self.backend is None else move_table(self._reader, table, self.backend)
+            prepared
+            if self.backend is None or src.kind == "table"
+            else move_table(self._reader, prepared, self.backend)
         )
         return checks
 
@@ -354,8 +377,33 @@ class TrafficScan:
     ) -> None:
         """Write the ``sizes[k]`` rows of each slice with the smallest rank, with weights."""
         wanted = {k: n for k, n in sizes.items() if n > 0}
-        chosen = self._choose(wanted, population, bands, seed) if wanted else None
+        chosen = self._choose(wanted, population, bands, seed) if wanted else self._none(bands)
         _write(self._con, self._src, out, out_kind, chosen, self.columns, bands)
+
+    def _none(self, bands: tuple[Band, ...]) -> Any:
+        """No row (none was allocated), with the columns' types: the file still gets them."""
+        t = self._table
+        names = [
+            c for c in self.columns if c != "sample_weight" and c not in {b.name for b in bands}
+        ]
+        empty = t.select(*names, *(b.name for b in bands), _RN).limit(0)
+        return empty.mutate(sample_weight=ibis.null("float64")).to_pyarrow()
+
+    def _raise_first_bad(
+        self, grouped: list[dict[str, Any]], checks: list[tuple[str, str, str]]
+    ) -> None:
+        """Name the first bad value (file and line, or table and id; field, value), if any."""
+        first = _first_bad(grouped, checks)
+        if first is None:
+            return
+        position, i = first
+        _, field_name, message = checks[i]
+        t = self._table
+        at = t.filter(t[_RN] == position).select(v=as_text(t[field_name])).limit(1)
+        value = rows(at)
+        raise BadValueError(
+            message, self._src.location(position, field_name, value[0]["v"] if value else None)
+        )
 
     def _choose(
         self,
@@ -475,31 +523,29 @@ def _smallest(fetched: Any, sizes: Mapping[str, int], population: Mapping[str, i
     return chosen.take(pc.sort_indices(chosen, sort_keys=[(_RN, "ascending")]))
 
 
-def _raise_first_bad(
-    con: duckdb.DuckDBPyConnection,
-    src: _Input,
-    grouped: list[dict[str, Any]],
-    checks: list[tuple[str, str, str]],
-) -> None:
-    """Name the first bad value (file, line, field, value), if any check found one."""
-    found: list[tuple[int, int]] = []
+def _first_bad(
+    grouped: list[dict[str, Any]], checks: list[tuple[str, str, str]]
+) -> tuple[Any, int] | None:
+    """The first bad row's position (line number or key) and the check it fails, if any."""
+    found: list[tuple[Any, int]] = []
     for i in range(len(checks)):
-        hits = [int(r[f"bad{i}"]) for r in grouped if r[f"bad{i}"] is not None]
+        hits = [r[f"bad{i}"] for r in grouped if r[f"bad{i}"] is not None]
         if hits:
             found.append((min(hits), i))
-    if not found:
+    return min(found) if found else None
+
+
+def _refuse_repeated_ids(src: _Input, grouped: list[dict[str, Any]]) -> None:
+    """A table's kept rows must have distinct ids: they rank the rows, and break ties."""
+    if src.kind != "table":
         return
-    rn, i = min(found)
-    _, field_name, message = checks[i]
-    value = con.execute(
-        f"SELECT {_text(field_name, 'VARCHAR')} FROM src WHERE {_RN} = ?", [rn]
-    ).fetchall()
-    raise BadValueError(
-        message,
-        Location(
-            str(src.path), src.line_of(rn), field_name, value[0][0] if value else None, src.unit
-        ),
-    )
+    repeated = sum(int(r["kept"]) - int(r["ids"]) for r in grouped)
+    if repeated:
+        raise UsageError(
+            f"--table {src.name}: --id {src.id_column!r} is not unique (rows that repeat an "
+            f"id of their slice: {repeated:,}); a table has no row order to break such ties, "
+            "so the sample would not be reproducible: give a unique --id"
+        )
 
 
 def _write(
@@ -508,25 +554,21 @@ def _write(
     out: Path,
     out_kind: str,
     chosen: Any,
-    columns: Mapping[str, str],
+    columns: Mapping[str, object],
     bands: tuple[Band, ...],
 ) -> None:
-    """COPY the chosen rows (an Arrow table, or none) to ``out`` with DuckDB's writers."""
+    """COPY the chosen rows (an Arrow table) to ``out`` with DuckDB's writers."""
     band_names = [b.name for b in bands]
     kept = [c for c in columns if c != "sample_weight" and c not in band_names]
     select = ", ".join(_ident(c) for c in [*kept, *band_names, "sample_weight"])
     fmt = {"csv": "FORMAT csv, HEADER true", "json": "FORMAT json", "parquet": "FORMAT parquet"}
     out.parent.mkdir(parents=True, exist_ok=True)
-    if chosen is None:  # no row allocated: the file still gets its columns
-        body = f"SELECT {select} FROM (SELECT *, NULL::DOUBLE AS sample_weight FROM strata) LIMIT 0"
-    else:
-        con.register("_evaldelta_sample", chosen)
-        body = f"SELECT {select} FROM _evaldelta_sample ORDER BY {_RN}"
+    con.register("_evaldelta_sample", chosen)
+    body = f"SELECT {select} FROM _evaldelta_sample ORDER BY {_RN}"
     try:
         con.execute(f"COPY ({body}) TO {_lit(str(out))} ({fmt[out_kind]})")
     except duckdb.Error as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise UnreadableFileError(f"cannot sample: {first}", Location(str(src.path))) from exc
+        raise UnreadableFileError(f"cannot sample: {first}", Location(src.name)) from exc
     finally:
-        if chosen is not None:
-            con.unregister("_evaldelta_sample")
+        con.unregister("_evaldelta_sample")

@@ -103,7 +103,7 @@ def _parse_since(since: str) -> dt.datetime:
 
 @reading_errors
 def sample(
-    input: str | Path,
+    input: str | Path | None,
     output: str | Path,
     *,
     by: str | None = None,
@@ -115,6 +115,7 @@ def sample(
     since: str | None = None,
     time_column: str = "timestamp",
     backend: Any = None,
+    table: str | None = None,
 ) -> SampleResult:
     """Draw a stratified sample from a traffic log and write it with sampling weights.
 
@@ -132,7 +133,9 @@ def sample(
     out and counted). ``backend`` is where the ranking runs: ``None``/``"duckdb"``, ``"spark"``, an
     Ibis URL or connection; the file is read on DuckDB and its prepared rows moved there
     once (:mod:`evaldelta.engine._sample`). The rank is an MD5, so every backend draws the
-    same sample.
+    same sample. ``table`` (with ``input=None``): the log is that table of ``backend``, read
+    in place; it needs ``id_column``, unique among the rows kept, and the sample is written
+    in the order of the ids' text (a table's rows have no order of their own).
     """
     out = Path(output)
     out_kind = output_kind(out)
@@ -144,20 +147,35 @@ def sample(
         if len(bands) != 1:
             raise UsageError("give --by COLUMN (or exactly one --band to slice by)")
         by = bands[0].name
-    if out.resolve() == Path(input).resolve():
-        raise UsageError(f"the output {out} would overwrite the input")
+    name = _input_name(input, table, backend, out)
     since_at = _parse_since(since) if since is not None else None
     con = None if is_default(backend) else open_backend(backend)
-    with TrafficScan(Path(input), con) as scan:
+    path = None if input is None else Path(input)
+    with TrafficScan(path, con, table) as scan:
         counted = scan.count_strata(by, tuple(bands), id_column, since_at, time_column)
-        sizes, notes = _allocate(Path(input), counted, floor, total, since, time_column)
+        sizes, notes = _allocate(name, counted, floor, total, since, time_column)
         scan.write_sample(out, out_kind, sizes, counted.kept, tuple(bands), id_column, seed)
-    return _result(Path(input), out, counted, sizes, notes, by, floor, total, seed,
+    return _result(name, out, counted, sizes, notes, by, floor, total, seed,
                    id_column, tuple(bands), since_at, time_column)  # fmt: skip
 
 
+def _input_name(input: str | Path | None, table: str | None, backend: Any, out: Path) -> str:
+    """What the log is called in messages and the report: its path, or the table's name."""
+    if table is not None:
+        if input is not None:
+            raise UsageError("give either a traffic file or --table NAME, not both")
+        if is_default(backend):
+            raise UsageError("--table NAME reads a table of --backend spark or an Ibis URL")
+        return table
+    if input is None:
+        raise UsageError("give a traffic file (or --backend URL --table NAME)")
+    if out.resolve() == Path(input).resolve():
+        raise UsageError(f"the output {out} would overwrite the input")
+    return str(input)
+
+
 def _allocate(
-    path: Path,
+    path: str,
     counted: StrataCount,
     floor: int,
     total: int | None,
@@ -185,7 +203,7 @@ def _allocate(
 
 
 def _result(
-    path: Path,
+    path: str,
     out: Path,
     counted: StrataCount,
     sizes: dict[str, int],
