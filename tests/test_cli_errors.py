@@ -243,7 +243,9 @@ def test_out_of_memory_is_a_one_line_error_naming_the_limit(tmp_path) -> None:  
     path = tmp_path / "rows.parquet"
     duckdb.sql(
         "SELECT 'c' || (i // 2) AS case_id, CASE WHEN i % 2 = 0 THEN 'a' ELSE 'b' END AS arm, "
-        "'s' || (i % 7) AS slice, (hash(i) % 2)::DOUBLE AS score FROM range(400000) t(i)"
+        # a case's slice from its id ('s' || (i % 7) put each case in two slices, an error
+        # the old validation ran out of memory before the pivot could report)
+        "'s' || ((i // 2) % 7) AS slice, (hash(i) % 2)::DOUBLE AS score FROM range(400000) t(i)"
     ).write_parquet(str(path))
     env = {**os.environ, "EVALDELTA_MEMORY_LIMIT": "8MB"}
     env.pop("EVALDELTA_DEBUG", None)

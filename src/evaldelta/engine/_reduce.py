@@ -23,13 +23,16 @@ from evaldelta.engine._exact import exact_parts, exact_sum
 from evaldelta.errors import DuplicateRowError, SliceConflictError
 from evaldelta.sources import TableSet, locate
 from evaldelta.sources._fetch import rows as _rows
+from evaldelta.sources._values import padded
 
 __all__ = [
     "ArmSliceStats",
     "CaseTable",
     "Moments",
     "PairSliceStats",
+    "UncheckedCaseIds",
     "build_case_table",
+    "check_case_ids",
     "cost_totals",
     "slice_weight_totals",
 ]
@@ -125,6 +128,31 @@ class CaseTable:
     integral: bool = False
 
 
+class UncheckedCaseIds(Exception):
+    """A blank or padded case id where validation's quick pass left them unchecked.
+
+    Raised to :func:`evaldelta.engine.evidence.gather`, which runs the full validation: it
+    names a blank id's row, or strips padded ids and counts them for the report.
+    """
+
+
+def _bad_id(case_id: ir.StringValue) -> ir.BooleanValue:
+    """A case id that is missing, empty, or has what stripping removes at either end."""
+    return case_id.isnull() | (case_id == "") | padded(case_id)
+
+
+def check_case_ids(tables: TableSet, arms: Sequence[str]) -> None:
+    """Raise :class:`UncheckedCaseIds` if a row of ``arms`` has a blank or padded case id.
+
+    For the arms no pivot reads (present, not compared): the pivots check their own.
+    """
+    if not arms:
+        return
+    rows = tables.rows.filter(tables.rows.arm.isin(list(arms)))
+    if _rows(rows.aggregate(bad=_bad_id(rows.case_id).cast("int64").sum()))[0]["bad"]:
+        raise UncheckedCaseIds
+
+
 def build_case_table(
     tables: TableSet,
     arms: tuple[str, ...],
@@ -134,6 +162,7 @@ def build_case_table(
     integral_values: bool = False,
     cases_hint: int = 0,
     all_scored: bool = False,
+    check_ids: bool = False,
 ) -> CaseTable:
     """Pivot rows to one row per case with each arm's counts and case mean for ``metric``.
 
@@ -146,7 +175,9 @@ def build_case_table(
     ``all_scored``: the caller knows no attempt of the arms lacks a value of ``metric``, so
     each arm's scored count is its attempt count and is not aggregated (nor is the source
     index when there is one source): each aggregate of 10M cases costs a few tenths of a
-    second.
+    second. ``check_ids``: validation left the case ids unchecked; each is one row here,
+    so the checks below test them too, and raise :class:`UncheckedCaseIds` on a blank or
+    padded one (before the duplicate and slice checks, whose rows it may have merged).
 
     Raises :class:`DuplicateRowError` on a repeated (arm, case_id, repeat) and
     :class:`SliceConflictError` when a case carries two values of a slicing column (for
@@ -166,7 +197,11 @@ def build_case_table(
     checks: dict[str, Any] = {"multi": multi.cast("int64").sum(), "cases": table.count()}
     for k, col in enumerate(tables.slice_columns):
         checks[f"clash{k}"] = (table[f"s_{col}"] != table[f"s_{col}_max"]).cast("int64").sum()
+    if check_ids:
+        checks["bad_ids"] = _bad_id(table.case_id).cast("int64").sum()
     found = _rows(table.aggregate(**checks))[0]
+    if found.get("bad_ids"):
+        raise UncheckedCaseIds
     if found["multi"]:
         few = int(found["multi"]) * 10 < int(found["cases"])
         _check_duplicates(tables, table, arms, multi if few else None)

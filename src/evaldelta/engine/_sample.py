@@ -253,8 +253,8 @@ class TrafficScan:
         if self.backend is None:
             raise UsageError("--table NAME reads a table of --backend spark or an Ibis URL")
         _, (opened,) = open_sources([Source(Path(name), format="table")], con=self.backend)
-        self._reader = None  # the backend is the caller's to close
-        self._con = duckdb.connect()  # writes the output file
+        self._reader = connect()  # an embedded DuckDB that writes the output file
+        self._con = self._reader.con
         self._src = _Input(name, "table")
         self._rows = opened.table
         self.columns = dict(self._rows.schema().items())
@@ -272,10 +272,7 @@ class TrafficScan:
 
     def close(self) -> None:
         """Release the connection."""
-        if self._reader is not None:
-            self._reader.disconnect()
-        else:
-            self._con.close()
+        self._reader.disconnect()  # (a backend given is the caller's to close)
 
     def count_strata(
         self,

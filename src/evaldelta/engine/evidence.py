@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from evaldelta.engine._critical import CriticalSelector, CriticalStats, critical_stats
@@ -22,7 +22,9 @@ from evaldelta.engine._reduce import (
     ALL,
     ArmSliceStats,
     PairSliceStats,
+    UncheckedCaseIds,
     build_case_table,
+    check_case_ids,
     list_cases,
     slice_weight_totals,
 )
@@ -37,7 +39,7 @@ from evaldelta.engine._three_arm import (
     roles_from_pins,
 )
 from evaldelta.engine._upstream import UpstreamCounts, upstream_counts
-from evaldelta.engine._validate import Validated, validate
+from evaldelta.engine._validate import Validated, validate, validate_quickly
 from evaldelta.errors import BadValueError, UsageError
 from evaldelta.model import OUTPUT_CHARS, PinValue
 from evaldelta.sources import Source, TableSet, display_path
@@ -157,14 +159,32 @@ class Evidence:
 
 
 def gather(tables: TableSet, request: Request) -> Evidence:
-    """Run every query of one comparison (validation first) and return the evidence."""
+    """Run every query of one comparison (validation first) and return the evidence.
+
+    Validation's quick pass leaves the case ids to the per-case pivot, which reads them
+    anyway (:func:`validate_quickly`); where it cannot vouch for the rows, or the pivot
+    finds a blank or padded case id, the full validation runs and names the first defect.
+    """
     by = request.by or ("slice",)
+    quick = validate_quickly(tables, request.scale, cost_by=by[0])
+    if quick is not None:
+        try:
+            return _gather(tables.unpadded(), request, quick)
+        except UncheckedCaseIds:
+            pass  # the full validation says which row, or strips the ids and counts them
     checked = validate(tables, request.scale, cost_by=by[0])
     if not checked.trimmed:  # no case id or arm to strip: later passes skip stripping
         tables = tables.unpadded()
+    return _gather(tables, request, checked)
+
+
+def _gather(tables: TableSet, request: Request, checked: Validated) -> Evidence:
+    by = request.by or ("slice",)
     present, default_why = _arm_order(tables, checked.arms)
     base, cands = resolve_arms(present, request.baseline, request.candidates)
     arms = (base, *cands)
+    if not checked.ids_checked:  # the arms the pivots leave out; theirs check the rest
+        check_case_ids(tables, [a for a in checked.arms if a not in arms])
     roles = check_roles(request.three_arm, present) if request.three_arm is not None else None
     metrics = []
     first: dict[str, dict[str, int]] | None = None  # column -> slice -> cases, first metric
@@ -172,6 +192,7 @@ def gather(tables: TableSet, request: Request) -> Evidence:
         evidence, counts = _metric(
             tables, arms, metric, by, request.critical, request.list_limit, checked
         )
+        checked = replace(checked, ids_checked=True)  # by the first pivot
         metrics.append(evidence)
         first = first or counts
     if first is None:  # pragma: no cover - the row seam always yields a metric
@@ -227,6 +248,7 @@ def _metric(
         integral_values=checked.integral.get(metric, False),
         cases_hint=checked.cases_hint(arms),
         all_scored=checked.all_scored(metric, arms),
+        check_ids=not checked.ids_checked,
     )
     weights = slice_weight_totals(cases, by[0]) if tables.has_weight else None
     crit = critical_stats(tables, arms, metric, critical, binary) if critical else None
