@@ -23,6 +23,7 @@ from evaldelta.engine._reduce import (
     Moments,
     PairSliceStats,
     cost_totals,
+    settle_checks,
 )
 from evaldelta.sources._fetch import rows as _rows
 
@@ -150,14 +151,19 @@ class SliceReduction:
 
 
 def reduce_slices(
-    cases: CaseTable, by: str, cost_parts: Sequence[Mapping[str, Any]] | None = None
+    cases: CaseTable,
+    by: str,
+    cost_parts: Sequence[Mapping[str, Any]] | None = None,
+    checks: bool = False,
 ) -> SliceReduction:
     """Per slice of ``by`` and overall (``ALL``): every arm's and every pair's statistics.
 
     One group-by over the per-case table computes them all; the overall row is merged from
     the per-slice rows (:class:`_Aggs`), so the table is scanned once per slicing column.
     Costs are totalled from the rows (:func:`cost_totals`), or from ``cost_parts`` when
-    validation's pass collected them (:meth:`Validated.costs_for`).
+    validation's pass collected them (:meth:`Validated.costs_for`). ``checks``: the same
+    group-by also computes the table's pending checks (:attr:`CaseTable.checks`) and
+    settles them (:func:`settle_checks`, which raises) before any statistic is used.
     """
     w = cases.table
     aggs = _Aggs(cases.integral)
@@ -165,8 +171,13 @@ def reduce_slices(
     _arm_aggs(aggs, cases)
     for j in range(1, len(cases.arms)):
         _pair_aggs(aggs, cases, j)
+    pending = dict(cases.checks or {}) if checks else {}
+    for name, expr in pending.items():
+        aggs.add(f"check_{name}", expr)
     raw = _rows(w.group_by(slice=w[f"s_{by}"]).aggregate(**aggs.exprs).order_by("slice"))
     merged = aggs.merge(raw)
+    if pending:
+        settle_checks(cases, {name: merged[f"check_{name}"] or 0 for name in pending})
     merged["slice"] = ALL
     rows = [aggs.finish(r) for r in [*raw, merged]]
     arm_clusters = _cluster_sums_arm(cases, by) if cases.tables.has_cluster else {}

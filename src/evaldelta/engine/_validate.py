@@ -31,8 +31,8 @@ def validate(
     scores, scores outside a declared ``scale``, sample weights: one aggregate pass, which
     also returns what a report should say about the rows (names that were trimmed, each
     metric's observed range). Duplicate (arm, case_id, repeat) rows and slice conflicts are
-    checked while the per-case table is built (:func:`~evaldelta.engine._reduce.build_case_table`),
-    which groups the rows anyway.
+    checked on the per-case table (:func:`~evaldelta.engine._reduce.build_case_table`, or
+    the first reduction of it), which groups the rows anyway.
 
     ``cost_by``: a slicing column whose per-(arm, slice) cost sums the same pass collects
     (:attr:`Validated.cost_parts`), so the report's costs need no pass of their own.
@@ -192,6 +192,14 @@ class Validated:
     def cases_hint(self, arms: tuple[str, ...]) -> int:
         """About how many cases the arms have: the most rows of one arm over its repeats."""
         return max((n // (top + 1) for a, (n, top) in self.per_arm.items() if a in arms), default=0)
+
+    def single_attempts(self, arms: tuple[str, ...]) -> bool:
+        """Whether no arm of ``arms`` repeats an attempt (every repeat is 0).
+
+        Then each case has one row per arm, unless a row is duplicated, which the per-case
+        table's checks refuse.
+        """
+        return all(self.per_arm.get(a, (0, 0))[1] == 0 for a in arms)
 
     def all_scored(self, metric: str, arms: tuple[str, ...]) -> bool:
         """Whether every attempt of ``arms`` has a value of ``metric`` (none unscored)."""

@@ -249,13 +249,18 @@ def _metric(
         cases_hint=checked.cases_hint(arms),
         all_scored=checked.all_scored(metric, arms),
         check_ids=not checked.ids_checked,
+        single_attempts=checked.single_attempts(arms),
     )
+    # the first reduction also settles the table's checks: before anything else reads it
+    first = reduce_slices(cases, by[0], checked.costs_for(by[0]), checks=True)
     weights = slice_weight_totals(cases, by[0]) if tables.has_weight else None
     crit = critical_stats(tables, arms, metric, critical, binary) if critical else None
     slicings = []
     counts: dict[str, dict[str, int]] = {}
     for column in by:
-        reduced = reduce_slices(cases, column, checked.costs_for(column))
+        reduced = (
+            first if column == by[0] else reduce_slices(cases, column, checked.costs_for(column))
+        )
         counts[column] = reduced.case_counts
         arm_stats = reduced.arms
         check_summarizable(arm_stats, arms, metric)
