@@ -13,7 +13,7 @@ import decimal
 import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import ibis
@@ -200,16 +200,12 @@ def build_case_table(
     stored = _keep_pivot(tables, rows, pivot, (cases_hint, len(arms)))
     table = _derived(stored, len(arms), escalation is not None, all_scored)
     checks = _checks(tables, table, len(arms), check_ids)
+    cases = CaseTable(table=table, arms=arms, metric=metric, tables=tables, checks=checks)
     if single_attempts is not None:
-        return CaseTable(table=table, arms=arms, metric=metric, tables=tables,
-                         integral=single_attempts and integral_values, checks=checks)  # fmt: skip
-    cases = CaseTable(table=table, arms=arms, metric=metric, tables=tables)
+        return replace(cases, integral=single_attempts and integral_values)
     found = _rows(table.aggregate(**checks))[0]
     settle_checks(cases, found)
-    single = not found["multi"]
-    return CaseTable(
-        table=table, arms=arms, metric=metric, tables=tables, integral=single and integral_values
-    )
+    return replace(cases, integral=not found["multi"] and integral_values, checks=None)
 
 
 def _multi(table: ir.Table, arms: int) -> ir.BooleanValue:

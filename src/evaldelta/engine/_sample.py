@@ -250,8 +250,6 @@ class TrafficScan:
             raise
 
     def _open_table(self, name: str) -> None:
-        if self.backend is None:
-            raise UsageError("--table NAME reads a table of --backend spark or an Ibis URL")
         _, (opened,) = open_sources([Source(Path(name), format="table")], con=self.backend)
         self._reader = connect()  # an embedded DuckDB that writes the output file
         self._con = self._reader.con
@@ -379,12 +377,8 @@ class TrafficScan:
 
     def _none(self, bands: tuple[Band, ...]) -> Any:
         """No row (none was allocated), with the columns' types: the file still gets them."""
-        t = self._table
-        names = [
-            c for c in self.columns if c != "sample_weight" and c not in {b.name for b in bands}
-        ]
-        empty = t.select(*names, *(b.name for b in bands), _RN).limit(0)
-        return empty.mutate(sample_weight=ibis.null("float64")).to_pyarrow()
+        empty = self._table.select(*_written(self.columns, bands), _RN).limit(0)
+        return arrow(empty.mutate(sample_weight=ibis.null("float64")))
 
     def _raise_first_bad(
         self, grouped: list[dict[str, Any]], checks: list[tuple[str, str, str]]
@@ -422,14 +416,12 @@ class TrafficScan:
         t = self._table
         rank = (t[_KEY] + ibis.literal(f":{int(seed)}")).hexdigest("md5")
         t = t.filter(t[_KEEP]).mutate(_rank=rank)
-        band_names = [b.name for b in bands]
-        kept = [c for c in self.columns if c != "sample_weight" and c not in band_names]
         share = {k: _first_share(n, population[k]) for k, n in sizes.items()}
         fetched: list[Any] = []
         todo = dict(sizes)
         while todo:
             part = _below(t, {k: _rank_bound(share[k]) for k in todo})
-            got = arrow(part.select(*kept, *band_names, _STRATUM, _RN, "_rank"))
+            got = arrow(part.select(*_written(self.columns, bands), _STRATUM, _RN, "_rank"))
             counts = _counts(got)
             short = [k for k in todo if counts.get(k, 0) < todo[k] and share[k] < 1.0]
             fetched.append(got.filter(_in(got, [k for k in todo if k not in short])))
@@ -437,6 +429,17 @@ class TrafficScan:
                 share[k] = min(1.0, 4 * share[k])
             todo = {k: todo[k] for k in short}
         return _smallest(_concat(fetched), sizes, population)
+
+
+def _written(columns: Mapping[str, object], bands: tuple[Band, ...]) -> list[str]:
+    """The sample's columns before its weight: the log's own, then the band columns.
+
+    An existing ``sample_weight`` column is replaced, and a band column the log already
+    has is written once, as derived.
+    """
+    band_names = [b.name for b in bands]
+    own = [c for c in columns if c != "sample_weight" and c not in band_names]
+    return [*own, *band_names]
 
 
 def _below(t: Any, bounds: Mapping[str, str]) -> Any:
@@ -555,9 +558,7 @@ def _write(
     bands: tuple[Band, ...],
 ) -> None:
     """COPY the chosen rows (an Arrow table) to ``out`` with DuckDB's writers."""
-    band_names = [b.name for b in bands]
-    kept = [c for c in columns if c != "sample_weight" and c not in band_names]
-    select = ", ".join(_ident(c) for c in [*kept, *band_names, "sample_weight"])
+    select = ", ".join(_ident(c) for c in [*_written(columns, bands), "sample_weight"])
     fmt = {"csv": "FORMAT csv, HEADER true", "json": "FORMAT json", "parquet": "FORMAT parquet"}
     out.parent.mkdir(parents=True, exist_ok=True)
     con.register("_evaldelta_sample", chosen)

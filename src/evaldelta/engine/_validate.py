@@ -16,7 +16,7 @@ from evaldelta.errors import (
 )
 from evaldelta.sources import TableSet, locate
 from evaldelta.sources._fetch import rows as _rows
-from evaldelta.sources._values import not_finite, not_finite_row
+from evaldelta.sources._values import is_padded, not_finite, not_finite_row
 
 __all__ = ["Validated", "validate", "validate_quickly"]
 
@@ -51,10 +51,7 @@ def validate(
             )
     for index in range(len(tables.sources)):
         _check_source(tables, index, per_source[index], scale)
-    checked = _summary(tables, list(per_source.values()), grouped)
-    if len(keys) == 3:
-        checked = replace(checked, cost_by=cost_by, cost_parts=tuple(grouped))
-    return checked
+    return _summary(tables, per_source, grouped, cost_by if len(keys) == 3 else None)
 
 
 def validate_quickly(
@@ -76,7 +73,7 @@ def validate_quickly(
         return None
     keys, aggs = _aggregates(tables, t, scale, cost_by)
     grouped = _rows(t.group_by(keys).aggregate(**aggs))
-    if any(row["arm"] is None or _is_padded(str(row["arm"])) for row in grouped):
+    if any(row["arm"] is None or is_padded(str(row["arm"])) for row in grouped):
         return None
     per_source = _per_source(grouped)
     if any(per_source.get(i, {}).get("n", 0) == 0 for i in range(len(tables.sources))):
@@ -84,19 +81,8 @@ def validate_quickly(
     flags = ("bad_", "inf_", "out_")
     if any(value for row in grouped for key, value in row.items() if key.startswith(flags)):
         return None
-    checked = _summary(tables, list(per_source.values()), grouped)
-    checked = replace(checked, ids_checked=False)
-    if len(keys) == 3:
-        checked = replace(checked, cost_by=cost_by, cost_parts=tuple(grouped))
-    return checked
-
-
-def _is_padded(name: str) -> bool:
-    """Whether ``name`` is blank or starts or ends with what stripping removes."""
-    return not name or name[0] in _SPACE or name[-1] in _SPACE
-
-
-_SPACE = " \t\n"  # what :func:`evaldelta.sources._values.padded` tests for
+    checked = _summary(tables, per_source, grouped, cost_by if len(keys) == 3 else None)
+    return replace(checked, ids_checked=False)
 
 
 def _aggregates(
@@ -211,8 +197,13 @@ class Validated:
 
 
 def _summary(
-    tables: TableSet, stats: list[dict[str, object]], grouped: list[dict[str, Any]]
+    tables: TableSet,
+    per_source: dict[int, dict[str, Any]],
+    grouped: list[dict[str, Any]],
+    cost_by: str | None,
 ) -> Validated:
+    """What the pass found, for the report; ``cost_by``: the groups carry its cost sums."""
+    stats = list(per_source.values())
     observed: dict[str, tuple[float, float]] = {}
     for m in tables.metrics:
         lows = [float(str(s[f"lo_{m}"])) for s in stats if s.get(f"lo_{m}") is not None]
@@ -245,6 +236,8 @@ def _summary(
         nonbinary=nonbinary,
         unscored=unscored,
         per_arm=per_arm,
+        cost_by=cost_by,
+        cost_parts=tuple(grouped) if cost_by is not None else (),
     )
 
 

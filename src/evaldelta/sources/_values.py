@@ -12,6 +12,7 @@ __all__ = [
     "as_score",
     "as_text",
     "is_integer_text",
+    "is_padded",
     "not_finite",
     "not_finite_row",
     "score_is_unparseable",
@@ -41,6 +42,11 @@ def padded(text: ir.StringValue) -> ir.BooleanValue:
     """
     ends = [text.startswith(c) | text.endswith(c) for c in _SPACE]
     return (ends[0] | ends[1] | ends[2]).fill_null(False)
+
+
+def is_padded(name: str) -> bool:
+    """:func:`padded` for one name in Python (a group key): also True for an empty name."""
+    return not name or name.startswith(_SPACE) or name.endswith(_SPACE)
 
 
 def stripped(text: ir.StringValue) -> ir.StringValue:
