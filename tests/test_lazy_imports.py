@@ -129,3 +129,26 @@ def test_compare_on_the_command_line_does_not_import_what_it_does_not_use(tmp_pa
     unused = ("scipy.stats", "scipy.optimize", "statsmodels", "matplotlib", "jinja2", "pandas")
     slow = sorted(m for m in loaded if m.startswith(unused))
     assert not slow, f"evaldelta compare (text) imported {slow[:8]}"
+
+
+def test_sample_on_the_command_line_imports_neither_scipy_nor_pandas(tmp_path: Path) -> None:
+    # sample allocates counts only (no normal quantile: scipy.special, 0.2 s with numpy's
+    # typing) and cuts the fetched rows on DuckDB, not with Arrow arrays built in Python
+    # (pyarrow imports pandas, 0.3 s, to convert the first Python object)
+    log = tmp_path / "traffic.csv"
+    lines = ["request_id,task,input_tokens"]
+    lines += [f"r{i},{('faq', 'code', 'chat')[i % 3]},{(i * 37) % 900}" for i in range(300)]
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "sample.csv"
+    code = (
+        "import contextlib, io, sys\nfrom evaldelta.cli import main\n"
+        f"sys.argv = ['evaldelta', 'sample', {str(log)!r}, '--by', 'task', '--floor', '10',"
+        f" '--total', '60', '--band', 'input_tokens=0,500', '-o', {str(out)!r}]\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    main()"
+    )
+    loaded = _loaded(code)
+    assert "evaldelta.engine._sample" in loaded
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 61  # it did sample: 60 rows
+    slow = sorted(m for m in loaded if m.split(".")[0] in ("scipy", "pandas", "matplotlib"))
+    assert not slow, f"evaldelta sample imported {slow[:8]}"

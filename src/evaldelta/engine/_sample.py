@@ -372,13 +372,15 @@ class TrafficScan:
     ) -> None:
         """Write the ``sizes[k]`` rows of each slice with the smallest rank, with weights."""
         wanted = {k: n for k, n in sizes.items() if n > 0}
-        chosen = self._choose(wanted, population, bands, seed) if wanted else self._none(bands)
-        _write(self._con, self._src, out, out_kind, chosen, self.columns, bands)
-
-    def _none(self, bands: tuple[Band, ...]) -> Any:
-        """No row (none was allocated), with the columns' types: the file still gets them."""
-        empty = self._table.select(*_written(self.columns, bands), _RN).limit(0)
-        return arrow(empty.mutate(sample_weight=ibis.null("float64")))
+        written = _written(self.columns, bands)
+        if not wanted:  # no row, with the columns' types: the file still gets them
+            empty = self._table.select(*written, _RN).limit(0)
+            none = arrow(empty.mutate(sample_weight=ibis.null("float64")))
+            _write(self._con, self._src, out, out_kind, [none], None, written)
+            return
+        pieces, final = self._choose(wanted, population, bands, seed)
+        cut = _Cut(wanted, population, final)
+        _write(self._con, self._src, out, out_kind, pieces, cut, written)
 
     def _raise_first_bad(
         self, grouped: list[dict[str, Any]], checks: list[tuple[str, str, str]]
@@ -402,33 +404,34 @@ class TrafficScan:
         population: Mapping[str, int],
         bands: tuple[Band, ...],
         seed: int,
-    ) -> Any:
-        """The chosen rows (Arrow, in file order, with their weights).
+    ) -> tuple[list[Any], dict[str, int]]:
+        """The fetched rows (Arrow tables), and the one each slice's rows are cut from.
 
         The rank is uniform, so the rows of a slice whose rank lies below ``p_k`` of its
         range number about ``p_k N_k``: with ``p_k`` set eight standard deviations above
         ``n_k / N_k``, one pass fetches every slice's ``n_k`` smallest and a few more, and
-        the exact cut is made here. A slice that comes back short (improbable) is fetched
-        again with four times the share, so the sample never depends on the shares.
+        the exact cut is made afterwards (:class:`_Cut`). A slice that comes back short
+        (improbable) is fetched again with four times the share, so the sample never
+        depends on the shares.
         """
-        import ibis
-
         t = self._table
         rank = (t[_KEY] + ibis.literal(f":{int(seed)}")).hexdigest("md5")
         t = t.filter(t[_KEEP]).mutate(_rank=rank)
         share = {k: _first_share(n, population[k]) for k, n in sizes.items()}
         fetched: list[Any] = []
+        final: dict[str, int] = {}
         todo = dict(sizes)
         while todo:
             part = _below(t, {k: _rank_bound(share[k]) for k in todo})
             got = arrow(part.select(*_written(self.columns, bands), _STRATUM, _RN, "_rank"))
             counts = _counts(got)
             short = [k for k in todo if counts.get(k, 0) < todo[k] and share[k] < 1.0]
-            fetched.append(got.filter(_in(got, [k for k in todo if k not in short])))
+            final.update({k: len(fetched) for k in todo if k not in short})
+            fetched.append(got)
             for k in short:
                 share[k] = min(1.0, 4 * share[k])
             todo = {k: todo[k] for k in short}
-        return _smallest(_concat(fetched), sizes, population)
+        return fetched, final
 
 
 def _written(columns: Mapping[str, object], bands: tuple[Band, ...]) -> list[str]:
@@ -479,50 +482,6 @@ def _counts(table: Any) -> dict[str, int]:
     return {str(v["values"]): int(v["counts"]) for v in counted.to_pylist()}
 
 
-def _in(table: Any, strata: list[str]) -> Any:
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    return pc.is_in(table.column(_STRATUM), value_set=pa.array(strata, pa.string()))
-
-
-def _concat(tables: list[Any]) -> Any:
-    import pyarrow as pa
-
-    return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
-
-
-def _smallest(fetched: Any, sizes: Mapping[str, int], population: Mapping[str, int]) -> Any:
-    """Per slice, the ``sizes[k]`` fetched rows of smallest (rank, row number), in file order.
-
-    Also adds ``sample_weight = N_k / n_k``; refuses (an internal error) a slice that came
-    back short, so no allocated row can go missing silently.
-    """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    order = pc.sort_indices(
-        fetched, sort_keys=[(_STRATUM, "ascending"), ("_rank", "ascending"), (_RN, "ascending")]
-    )
-    table = fetched.take(order)
-    keep: list[int] = []
-    weights: list[float] = []
-    taken: dict[str, int] = {}
-    for index, stratum in enumerate(table.column(_STRATUM).to_pylist()):
-        n = sizes.get(stratum, 0)
-        if taken.get(stratum, 0) < n:
-            taken[stratum] = taken.get(stratum, 0) + 1
-            keep.append(index)
-            weights.append(population[stratum] / n)
-    short = {k: (taken.get(k, 0), n) for k, n in sizes.items() if taken.get(k, 0) != n}
-    if short:
-        raise AssertionError(f"sample: slices came back short (taken, wanted): {short}")
-    chosen = table.take(pa.array(keep, pa.int64())).append_column(
-        "sample_weight", pa.array(weights, pa.float64())
-    )
-    return chosen.take(pc.sort_indices(chosen, sort_keys=[(_RN, "ascending")]))
-
-
 def _first_bad(
     grouped: list[dict[str, Any]], checks: list[tuple[str, str, str]]
 ) -> tuple[Any, int] | None:
@@ -553,20 +512,79 @@ def _write(
     src: _Input,
     out: Path,
     out_kind: str,
-    chosen: Any,
-    columns: Mapping[str, object],
-    bands: tuple[Band, ...],
+    pieces: list[Any],
+    cut: _Cut | None,
+    written: list[str],
 ) -> None:
-    """COPY the chosen rows (an Arrow table) to ``out`` with DuckDB's writers."""
-    select = ", ".join(_ident(c) for c in [*_written(columns, bands), "sample_weight"])
+    """COPY the sample to ``out`` with DuckDB's writers, its rows in order.
+
+    ``pieces``: the fetched rows (Arrow tables, on the embedded DuckDB), from which ``cut``
+    takes the sample; with no ``cut``, the one piece is the sample, weights and all.
+    """
+    names = [f"_evaldelta_piece{i}" for i in range(len(pieces))]
     fmt = {"csv": "FORMAT csv, HEADER true", "json": "FORMAT json", "parquet": "FORMAT parquet"}
     out.parent.mkdir(parents=True, exist_ok=True)
-    con.register("_evaldelta_sample", chosen)
-    body = f"SELECT {select} FROM _evaldelta_sample ORDER BY {_RN}"
+    for name, piece in zip(names, pieces, strict=True):
+        con.register(name, piece)
     try:
-        con.execute(f"COPY ({body}) TO {_lit(str(out))} ({fmt[out_kind]})")
+        if cut is None:
+            select = ", ".join(_ident(c) for c in [*written, "sample_weight"])
+            body = f"SELECT {select} FROM {names[0]}"
+        else:
+            body = cut.rows(con, names, written)
+        con.execute(f"COPY ({body} ORDER BY {_RN}) TO {_lit(str(out))} ({fmt[out_kind]})")
     except duckdb.Error as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise UnreadableFileError(f"cannot sample: {first}", Location(src.name)) from exc
     finally:
-        con.unregister("_evaldelta_sample")
+        for name in names:
+            con.unregister(name)
+        con.execute(f"DROP TABLE IF EXISTS temp.{_Cut.WANTED}")
+
+
+@dataclass(frozen=True)
+class _Cut:
+    """Per slice, the ``sizes[k]`` fetched rows of smallest (rank, row position).
+
+    Each slice's rows come from the piece ``final[k]`` (the fetch in which it was not
+    short), and are weighted ``sample_weight = N_k / n_k`` (``population[k] / sizes[k]``,
+    one IEEE division, as Python's). Made on the embedded DuckDB over the few fetched rows:
+    no Python-side Arrow arrays (building one imports pandas: 0.3 s of a sample's start).
+    """
+
+    sizes: Mapping[str, int]
+    population: Mapping[str, int]
+    final: Mapping[str, int]
+    WANTED = "_evaldelta_wanted"
+
+    def rows(self, con: duckdb.DuckDBPyConnection, pieces: list[str], written: list[str]) -> str:
+        """The sample's SELECT (without its order); refuses a slice that came back short."""
+        names = list(self.sizes)
+        con.execute(
+            f"CREATE TEMP TABLE {self.WANTED} AS SELECT unnest($1::VARCHAR[]) AS k, "
+            "unnest($2::BIGINT[]) AS r, unnest($3::BIGINT[]) AS n, unnest($4::BIGINT[]) AS pop",
+            [
+                names,
+                [self.final[k] for k in names],
+                [self.sizes[k] for k in names],
+                [self.population[k] for k in names],
+            ],
+        )
+        fetched = " UNION ALL ".join(
+            f"SELECT *, {i} AS _evaldelta_round FROM {name}" for i, name in enumerate(pieces)
+        )
+        ranked = (
+            f"SELECT f.*, w.n AS _evaldelta_n, w.pop AS _evaldelta_pop, row_number() OVER "
+            f"(PARTITION BY f.{_STRATUM} ORDER BY f._rank, f.{_RN}) AS _evaldelta_pos "
+            f"FROM ({fetched}) AS f JOIN {self.WANTED} AS w "
+            f"ON f.{_STRATUM} = w.k AND f._evaldelta_round = w.r"
+        )
+        kept = f"FROM ({ranked}) WHERE _evaldelta_pos <= _evaldelta_n"
+        taken = con.execute(f"SELECT {_STRATUM}, count(*) {kept} GROUP BY 1").fetchall()
+        got = {str(k): int(n) for k, n in taken}
+        short = {k: (got.get(k, 0), n) for k, n in self.sizes.items() if got.get(k, 0) != n}
+        if short:
+            raise AssertionError(f"sample: slices came back short (taken, wanted): {short}")
+        select = ", ".join(_ident(c) for c in written)
+        weight = "CAST(_evaldelta_pop AS DOUBLE) / _evaldelta_n AS sample_weight"
+        return f"SELECT {select}, {weight} {kept}"

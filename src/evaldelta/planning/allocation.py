@@ -11,9 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from evaldelta.errors import UsageError
-from evaldelta.stats._distributions import norm_isf  # scipy.stats.norm.isf
 
-__all__ = ["Allocation", "SliceAllocation", "allocate"]
+__all__ = ["Allocation", "SliceAllocation", "allocate", "allocate_counts"]
 
 NAN = math.nan
 
@@ -175,16 +174,44 @@ def allocate(
     ``sd`` equal this is proportional allocation. Half-widths are ``z * sd / sqrt(n)`` with
     ``z`` the two-sided normal quantile of ``confidence``.
     """
+    # scipy.stats.norm.isf, from scipy.special: imported here, as `sample` needs only counts
+    from evaldelta.stats._distributions import norm_isf
+
+    counts, notes = allocate_counts(weights, sds, budget, floor, available=available)
+    total_w = sum(weights.values())
+    w = {k: weights[k] / total_w for k in weights}
+    floors = _floors(weights, floor)
+    z = norm_isf((1.0 - confidence) / 2.0)
+    rows = [_slice_row(k, w[k], sds[k], floors[k], counts[k], available, n_now, z) for k in weights]
+    return Allocation(
+        budget=budget,
+        total=sum(counts.values()),
+        method="floor per slice, then Neyman allocation (n_k proportional to w_k sd_k)",
+        confidence=confidence,
+        slices=tuple(rows),
+        standardized_halfwidth_now=(
+            _std_halfwidth(z, rows, now=True) if n_now is not None else None
+        ),
+        standardized_halfwidth_after=_std_halfwidth(z, rows, now=False),
+        notes=notes,
+    )
+
+
+def allocate_counts(
+    weights: Mapping[str, float],
+    sds: Mapping[str, float],
+    budget: int,
+    floor: int | Mapping[str, int] = 300,
+    *,
+    available: Mapping[str, int] | None = None,
+) -> tuple[dict[str, int], tuple[str, ...]]:
+    """:func:`allocate`'s cases per slice and its notes, without the half-widths."""
     names = list(weights)
     _check_arguments(weights, sds, budget)
     total_w = sum(weights.values())
     w = {k: weights[k] / total_w for k in names}
-    floors = {k: int(floor[k] if isinstance(floor, Mapping) else floor) for k in names}
-    if any(f < 0 for f in floors.values()):
-        raise UsageError("the floor must be a non-negative number of cases")
-    caps: dict[str, float] = {
-        k: float(available[k]) if available is not None else math.inf for k in names
-    }
+    floors = _floors(weights, floor)
+    caps = _caps(weights, available)
     first = {k: int(min(floors[k], caps[k])) for k in names}
     notes: list[str] = []
     if sum(first.values()) > budget:
@@ -207,27 +234,22 @@ def allocate(
         scores = dict(w)
     quotas = _neyman_quotas(float(remainder), scores, room)
     extra = _round_largest_remainder(quotas, remainder, room)
-    z = norm_isf((1.0 - confidence) / 2.0)
-    rows = [
-        _slice_row(k, w[k], sds[k], floors[k], first[k] + extra[k], available, n_now, z)
-        for k in names
-    ]
-    total = sum(r.n for r in rows)
-    available_rows = sum(caps.values())
+    counts = {k: first[k] + extra[k] for k in names}
+    total, available_rows = sum(counts.values()), sum(caps.values())
     if total != (budget if available_rows >= budget else int(available_rows)):
         raise RuntimeError(f"allocation of {budget} cases came to {total}; this is a bug")
-    return Allocation(
-        budget=budget,
-        total=total,
-        method="floor per slice, then Neyman allocation (n_k proportional to w_k sd_k)",
-        confidence=confidence,
-        slices=tuple(rows),
-        standardized_halfwidth_now=(
-            _std_halfwidth(z, rows, now=True) if n_now is not None else None
-        ),
-        standardized_halfwidth_after=_std_halfwidth(z, rows, now=False),
-        notes=tuple(notes),
-    )
+    return counts, tuple(notes)
+
+
+def _floors(weights: Mapping[str, float], floor: int | Mapping[str, int]) -> dict[str, int]:
+    floors = {k: int(floor[k] if isinstance(floor, Mapping) else floor) for k in weights}
+    if any(f < 0 for f in floors.values()):
+        raise UsageError("the floor must be a non-negative number of cases")
+    return floors
+
+
+def _caps(weights: Mapping[str, float], available: Mapping[str, int] | None) -> dict[str, float]:
+    return {k: float(available[k]) if available is not None else math.inf for k in weights}
 
 
 def _halfwidth(z: float, sd: float, n: int) -> float:

@@ -23,7 +23,7 @@ from typing import Any
 
 from evaldelta.engine._sample import Band, StrataCount, TrafficScan
 from evaldelta.errors import UsageError
-from evaldelta.planning.allocation import allocate
+from evaldelta.planning.allocation import allocate_counts
 from evaldelta.sources import is_default, open_backend
 from evaldelta.sources._errors import reading_errors
 from evaldelta.sources.tidy import output_kind
@@ -192,14 +192,14 @@ def _allocate(
     names = sorted(population)
     if total is None:
         return {k: min(floor, population[k]) for k in names}, []
-    alloc = allocate(
+    sizes, notes = allocate_counts(
         {k: float(population[k]) for k in names},
         dict.fromkeys(names, 1.0),
         total,
         floor,
         available=population,
     )
-    return {s.slice: s.n for s in alloc.slices}, list(alloc.notes)
+    return sizes, list(notes)
 
 
 def _result(

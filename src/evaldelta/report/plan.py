@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import json
 import math
+from typing import TYPE_CHECKING
 
 from evaldelta.model import to_jsonable
-from evaldelta.planning.plan import Allocation, PairPlan, Plan, SlicePlan
-from evaldelta.planning.sampling import SampleResult
 from evaldelta.report._escape import md_code, md_text, term_text
 from evaldelta.report._format import fmt, fmt_pct
+
+if TYPE_CHECKING:  # types only: planning.plan imports scipy, which `sample` does not need
+    from evaldelta.planning.plan import Allocation, PairPlan, Plan, SlicePlan
+    from evaldelta.planning.sampling import SampleResult
 
 __all__ = [
     "render_plan_json",
