@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import hypothesis  # noqa: F401  # see the comment below
 import pytest
+
+from tests.servers.fake_llm import FakeLLM
 
 # hypothesis's pytest plugin imports hypothesis lazily, at the session's end when no selected
 # test used it. After the llama.cpp tests, CPython 3.11.7 can fail to parse that source there
@@ -43,6 +45,18 @@ def run_cli(
         return CliResult(code, captured.out, captured.err)
 
     return run
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeLLM]:
+    """The fake model server (tests/servers/fake_llm.py) on 127.0.0.1, stopped afterwards.
+
+    A module that needs it changed (its replies, an API key in the environment) overrides
+    this fixture with one that takes ``fake`` and returns it changed.
+    """
+    server = FakeLLM().start()
+    yield server
+    server.stop()
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import asyncio
 import importlib.util
 import json
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -279,19 +279,10 @@ def test_judge_without_provider_is_a_one_line_error(checks: Any) -> None:
 # --------------------------------------------------------------------------- over HTTP
 
 
-@pytest.fixture
-def fake_server() -> Iterator[Any]:
-    from tests.servers.fake_llm import FakeLLM
-
-    server = FakeLLM().start()
-    yield server
-    server.stop()
-
-
 def test_judge_over_http_against_the_test_server(
-    fake_server: Any, tmp_path: Path, run_cli: Any, monkeypatch: pytest.MonkeyPatch
+    fake: Any, tmp_path: Path, run_cli: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fake_server.reply = lambda model, prompt, n: json.dumps(
+    fake.reply = lambda model, prompt, n: json.dumps(
         {"verdict": "fail" if "ships soon" not in prompt else "pass", "score": 4, "reason": "r"}
     )
     (tmp_path / "checks.yaml").write_text(JUDGE_YAML.replace("provider: fake", "provider: openai"))
@@ -307,18 +298,18 @@ def test_judge_over_http_against_the_test_server(
         "-o",
         out,
         "--judge-base-url",
-        fake_server.url + "/v1",
+        fake.url + "/v1",
         "--seed",
         "5",
     )
     assert res.code == 0, res.err
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert all(r["check.next_step"] == 1 and r["judge_score"] == 4 for r in rows)
-    assert len(fake_server.requests) == 36
-    bodies = json.dumps([r["body"] for r in fake_server.requests])
+    assert len(fake.requests) == 36
+    bodies = json.dumps([r["body"] for r in fake.requests])
     for word in ("incumbent", "candidate", "gpt-5-turbo", "RUN-SECRET"):
         assert word not in bodies
-    assert {r["body"]["model"] for r in fake_server.requests} == {"judge-model-1"}
+    assert {r["body"]["model"] for r in fake.requests} == {"judge-model-1"}
     meta = json.loads((tmp_path / "scored.jsonl.meta.json").read_text())
     assert meta["shuffle_seed"] == 5 and meta["judges"][0]["model"] == "judge-model-1"
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 
 import pytest
 
@@ -17,13 +16,6 @@ from tests.servers.fake_llm import FakeLLM
 
 MESSAGES = (ChatMessage("system", "be brief"), ChatMessage("user", "hello there"))
 PARAMS = GenerationParams(temperature=0.0, max_tokens=20, seed=3, stop=("END",))
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeLLM]:
-    server = FakeLLM().start()
-    yield server
-    server.stop()
 
 
 def _providers(fake: FakeLLM) -> list[Provider]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 
 import pytest
 
@@ -17,11 +16,9 @@ PARAMS = GenerationParams(max_tokens=8)
 
 
 @pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLM]:
+def fake(fake: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> FakeLLM:
     monkeypatch.setenv("EVD_FAKE_KEY", "k-test")
-    server = FakeLLM().start()
-    yield server
-    server.stop()
+    return fake
 
 
 def _providers(fake: FakeLLM):  # type: ignore[no-untyped-def]

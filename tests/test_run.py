@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
@@ -19,13 +19,6 @@ from evaldelta.store import Store
 from tests.servers.fake_llm import FakeLLM
 
 KEY = "sk-evd-FAKE-KEY-0123456789abcdef"
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeLLM]:
-    server = FakeLLM().start()
-    yield server
-    server.stop()
 
 
 def write_cases(path: Path, n: int = 6) -> Path:

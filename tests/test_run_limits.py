@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import pytest
 
@@ -30,13 +30,6 @@ class FakeClock(Clock):
         self.sleeps.append(seconds)
         self.t += seconds
         await asyncio.sleep(0)
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeLLM]:
-    server = FakeLLM().start()
-    yield server
-    server.stop()
 
 
 def lane_for(fake: FakeLLM, clock: Clock, **kw: object) -> Lane:

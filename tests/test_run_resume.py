@@ -7,23 +7,13 @@ import re
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from evaldelta.store import Store
 from tests.servers.fake_llm import FakeLLM
 from tests.test_run import KEY, TWO_ARMS, write_cases, write_config
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeLLM]:
-    server = FakeLLM().start()
-    yield server
-    server.stop()
 
 
 def _command(config: Path) -> list[str]:

@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -181,11 +181,9 @@ def test_output_check_errors_name_the_config_and_pattern() -> None:
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeLLM]:
-    server = FakeLLM().start()
-    server.reply = lambda model, prompt, n: SLOW_TEXT if model == "cheap" else "ANSWER"
-    yield server
-    server.stop()
+def fake(fake: FakeLLM) -> FakeLLM:
+    fake.reply = lambda model, prompt, n: SLOW_TEXT if model == "cheap" else "ANSWER"
+    return fake
 
 
 def write_run(tmp: Path, url: str, body: str) -> Path:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import jsonschema
@@ -123,13 +122,6 @@ def test_no_pins_without_a_store() -> None:
 def test_a_pin_named_like_a_secret_is_redacted() -> None:
     flat = flatten_pins({"provider": {"api_key": "sk-live-123", "api_key_env": "OPENAI_API_KEY"}})
     assert flat == {"provider.api_key": "[redacted]", "provider.api_key_env": "OPENAI_API_KEY"}
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeLLM]:
-    server = FakeLLM().start()
-    yield server
-    server.stop()
 
 
 def test_pins_of_a_real_run_never_carry_the_api_key(

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from tests.servers.fake_llm import FakeLLM
@@ -11,8 +9,6 @@ from tests.test_run import KEY
 
 
 @pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLM]:
+def fake(fake: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> FakeLLM:
     monkeypatch.setenv("EVD_TEST_KEY", KEY)
-    server = FakeLLM().start()
-    yield server
-    server.stop()
+    return fake

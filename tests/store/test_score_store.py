@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +36,9 @@ def reply(model: str, prompt: str, n: int) -> str:
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeLLM]:
-    server = FakeLLM().start()
-    server.reply = reply
-    yield server
-    server.stop()
+def fake(fake: FakeLLM) -> FakeLLM:
+    fake.reply = reply
+    return fake
 
 
 @pytest.fixture

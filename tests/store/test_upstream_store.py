@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,13 +34,6 @@ model = "cheap"
 temperature = 0
 user = "Ticket {{ case_id }}, answer briefly: {{ question }}"
 """
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeLLM]:
-    server = FakeLLM().start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture
