@@ -97,12 +97,14 @@ def test_out_of_memory_at_the_most_parts_is_raised(
     assert tried == [1, 4, 16, 64, 256]
 
 
-def _repeated(path: Path, dup: str | None = None, cases: int = 200) -> Path:
+def _repeated(
+    path: Path, dup: str | None = None, cases: int = 200, repeats: tuple[int, ...] = (0, 1)
+) -> Path:
     """Every case run twice per arm (every case has several rows), optionally one duplicate."""
     lines = ["case_id,arm,slice,repeat,score"]
     for i in range(cases):
         for arm in ("v1", "v2"):
-            lines += [f"c{i},{arm},s{i % 3},{r},{(i + r) % 2}" for r in (0, 1)]
+            lines += [f"c{i},{arm},s{i % 3},{r},{(i + r) % 2}" for r in repeats]
     if dup is not None:
         lines.append(dup)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -144,7 +146,9 @@ def test_the_duplicate_check_in_parts_reports_the_same_row(
 def test_repeated_runs_without_duplicates_pass_the_check_in_parts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = _repeated(tmp_path / "rows.csv")
+    # repeats 0 and 20: past the pivot's attempt screen (tests/engine/test_attempt_screen.py),
+    # so the row-level check runs on every row, as it does for such repeats
+    path = _repeated(tmp_path / "rows.csv", repeats=(0, 20))
     expected = json.loads(render_json(compare([path], baseline="v1")))
     tried = _duplicate_check_out_of_memory_until(monkeypatch, 4)
     assert json.loads(render_json(compare([path], baseline="v1")))["metrics"] == expected["metrics"]

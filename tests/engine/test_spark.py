@@ -264,3 +264,23 @@ def test_sample_on_spark_draws_duckdbs_sample(spark: Any, tmp_path: Path) -> Non
     assert table_json == duck
     header, *body = duck_rows.splitlines()
     assert table_rows.splitlines() == [header, *sorted(body, key=lambda r: "v" + r.split(",")[0])]
+
+
+def test_a_duplicate_in_repeated_runs_is_refused_alike(spark: Any, tmp_path: Path) -> None:
+    """The pivot's attempt screen (shifts and bit tests) finds it on Spark as on DuckDB."""
+    from evaldelta.errors import DuplicateRowError
+
+    lines = ["case_id,arm,repeat,score"]
+    lines += [f"c{i},{arm},{r},{(i + r) % 2}" for i in range(40) for arm in "ab" for r in (0, 1, 2)]
+    clean = tmp_path / "clean.csv"
+    clean.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert_same(*(render_json(c) for c in both(compare, [clean], baseline="a")))
+    dup = tmp_path / "dup.csv"
+    dup.write_text("\n".join([*lines, "c9,b,1,0"]) + "\n", encoding="utf-8")
+    messages = []
+    for backend in (None, "spark"):
+        with pytest.raises(DuplicateRowError) as err:
+            compare([dup], baseline="a", backend=backend)
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]
+    assert "arm 'b', case 'c9', repeat 1 appears 2 times" in messages[0]

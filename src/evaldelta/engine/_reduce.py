@@ -19,7 +19,8 @@ from typing import Any, TypeVar
 import ibis
 import ibis.expr.types as ir
 
-from evaldelta.engine._exact import exact_parts, exact_sum
+from evaldelta.engine._exact import exact_parts
+from evaldelta.engine._pivot import _bit_width, _derived, _pivot
 from evaldelta.errors import DuplicateRowError, SliceConflictError
 from evaldelta.sources import TableSet, locate
 from evaldelta.sources._fetch import rows as _rows
@@ -169,6 +170,7 @@ def build_case_table(
     check_ids: bool = False,
     single_attempts: bool | None = None,
     only_arms: bool = False,
+    top_repeat: int | None = None,
 ) -> CaseTable:
     """Pivot rows to one row per case with each arm's counts and case mean for ``metric``.
 
@@ -191,6 +193,10 @@ def build_case_table(
     so the pivot reads them unfiltered (its aggregates pick each arm's rows anyway) and in
     one part first: on DuckDB 2.0 the filter doubles the time of a pivot that spills (46 s
     against 21 s for 50M cases), and unfiltered it spills in one part (bench/README.md).
+    ``top_repeat``: the highest repeat number of the arms (validation's), so the pivot can
+    screen each case's attempts for a repeated (arm, repeat) itself (:func:`_attempt_bits`);
+    the row-level duplicate check, a group-by of every row (24 s of a 100M-row compare of
+    3 arms x 3 repeats), then runs only where the screen finds one.
 
     Raises :class:`DuplicateRowError` on a repeated (arm, case_id, repeat) and
     :class:`SliceConflictError` when a case carries two values of a slicing column (for
@@ -199,8 +205,10 @@ def build_case_table(
     """
     rows = tables.rows if only_arms else tables.rows.filter(tables.rows.arm.isin(list(arms)))
 
+    width = _bit_width(len(arms), top_repeat)
+
     def pivot(t: ir.Table) -> ir.Table:
-        return _pivot(tables, t, arms, metric, escalation, integral_values, all_scored)
+        return _pivot(tables, t, arms, metric, escalation, integral_values, all_scored, width)
 
     # unfiltered, DuckDB 2.0's aggregate spills as it needs: one part first is fastest
     # (50M cases: 19 s, against 36 s in four parts); filtered, four parts beat one (40 s, 47 s)
@@ -229,6 +237,8 @@ def _checks(tables: TableSet, table: ir.Table, arms: int, check_ids: bool) -> di
         "multi": _multi(table, arms).cast("int64").sum(),
         "cases": table.count(),
     }
+    if "_repeated" in table.columns:  # the pivot screened the attempts (_attempt_bits)
+        checks["repeated"] = table._repeated.cast("int64").sum()
     for k, col in enumerate(tables.slice_columns):
         checks[f"clash{k}"] = (table[f"s_{col}"] != table[f"s_{col}_max"]).cast("int64").sum()
     if check_ids:
@@ -245,7 +255,7 @@ def settle_checks(cases: CaseTable, found: Mapping[str, Any]) -> None:
     tables, table, arms = cases.tables, cases.table, cases.arms
     if found.get("bad_ids"):
         raise UncheckedCaseIds
-    if found["multi"]:
+    if found["multi"] and found.get("repeated", 1):
         few = int(found["multi"]) * 10 < int(found["cases"])
         _check_duplicates(tables, table, arms, _multi(table, len(arms)) if few else None)
     for k, col in enumerate(tables.slice_columns):
@@ -311,75 +321,6 @@ def _slice_conflict(tables: TableSet, table: ir.Table, col: str) -> None:
         "(a case belongs to exactly one slice, in every arm)",
         where,
     )
-
-
-def _pivot(
-    tables: TableSet,
-    t: ir.Table,
-    arms: tuple[str, ...],
-    metric: str,
-    escalation: Callable[[ir.Table], ir.BooleanValue] | None,
-    integral_values: bool = False,
-    all_scored: bool = False,
-) -> ir.Table:
-    """The per-case aggregate of rows ``t`` (see :func:`build_case_table`).
-
-    A case's sum of whole-number values is a plain float sum, exact in any order; any other
-    is an exact DECIMAL sum (four times slower at 10M cases, bench/README.md). Costs are not
-    here: they are totalled per slice from the rows (:func:`cost_totals`), since only their
-    totals are reported and the pivot's per-case DECIMAL sums of them cost as much again.
-    """
-    score = t[f"m_{metric}"]
-    aggs: dict[str, Any] = {}
-    for name in tables.slice_columns:
-        col = t[f"by_{name}"]
-        aggs[f"s_{name}"] = col.min()
-        aggs[f"s_{name}_max"] = col.max()
-    if tables.has_cluster:
-        aggs["cluster"] = t.cluster.min()
-    if tables.has_weight:
-        aggs["sw"] = t.sample_weight.max()
-    if len(tables.sources) > 1:
-        aggs["_src"] = t._src.min()
-    for i, arm in enumerate(arms):
-        is_arm = t.arm == arm
-        # counts per case are small: int32 halves their share of the table
-        aggs[f"n{i}"] = t.count(where=is_arm).cast("int32")
-        if not all_scored:
-            aggs[f"k{i}"] = score.count(where=is_arm).cast("int32")
-        # exact, so a case's mean over repeats does not depend on the order of its rows
-        aggs[f"t{i}"] = score.sum(where=is_arm) if integral_values else exact_sum(score, is_arm)
-        if escalation is not None:
-            flag = escalation(t)
-            aggs[f"x{i}"] = flag.cast("int64").sum(where=is_arm)
-            aggs[f"xn{i}"] = flag.count(where=is_arm)
-    return t.group_by("case_id").aggregate(**aggs)
-
-
-def _derived(stored: ir.Table, arms: int, escalation: bool, all_scored: bool = False) -> ir.Table:
-    """The stored pivot with what derives from it per case, computed when read, not stored.
-
-    The case mean ``m<i>`` is the sum over the count of scored attempts (null when none is
-    scored); ``e<i>`` the share of known attempts that escalated. Storing only the counts
-    and sums keeps the table narrow (tens of millions of rows), and a division per row
-    read costs less than writing and reading a column. So do the scored counts ``k<i>``
-    when every attempt is scored (the attempt counts) and ``_src`` with one source (0).
-    """
-    if "_src" not in stored.columns:
-        stored = stored.mutate(_src=ibis.literal(0, type="int64"))
-    if all_scored:
-        stored = stored.mutate(**{f"k{i}": stored[f"n{i}"] for i in range(arms)})
-    table = stored.mutate(
-        **{f"m{i}": stored[f"t{i}"] / stored[f"k{i}"].nullif(0) for i in range(arms)}
-    )
-    if escalation:
-        table = table.mutate(
-            **{
-                f"e{i}": table[f"x{i}"].cast("float64") / table[f"xn{i}"].nullif(0)
-                for i in range(arms)
-            }
-        )
-    return table
 
 
 def _keep_pivot(

@@ -187,6 +187,10 @@ class Validated:
         """
         return all(self.per_arm.get(a, (0, 0))[1] == 0 for a in arms)
 
+    def top_repeat(self, arms: tuple[str, ...]) -> int:
+        """The highest repeat number any arm of ``arms`` has (0: no arm repeats)."""
+        return max((self.per_arm.get(a, (0, 0))[1] for a in arms), default=0)
+
     def all_scored(self, metric: str, arms: tuple[str, ...]) -> bool:
         """Whether every attempt of ``arms`` has a value of ``metric`` (none unscored)."""
         return bool(self.unscored) and not any(self.unscored.get((metric, a), 0) for a in arms)

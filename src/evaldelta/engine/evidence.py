@@ -251,6 +251,7 @@ def _metric(
         check_ids=not checked.ids_checked,
         single_attempts=checked.single_attempts(arms),
         only_arms=set(checked.arms) <= set(arms),
+        top_repeat=checked.top_repeat(arms),
     )
     # the first reduction also settles the table's checks: before anything else reads it
     first = reduce_slices(cases, by[0], checked.costs_for(by[0]), checks=True)
