@@ -190,9 +190,8 @@ def build_case_table(
     top repeat); then the checks are left to the first reduction of the table, which scans
     it anyway (:attr:`CaseTable.checks`, :func:`settle_checks`): one scan of 10M cases less.
     ``only_arms``: the caller knows the rows hold no arm but ``arms`` (validation's arms),
-    so the pivot reads them unfiltered (its aggregates pick each arm's rows anyway) and in
-    one part first: on DuckDB 2.0 the filter doubles the time of a pivot that spills (46 s
-    against 21 s for 50M cases), and unfiltered it spills in one part (bench/README.md).
+    so the pivot's aggregates need not leave other arms' rows out (see ``_pivot``), and it
+    is built in one part first: DuckDB 2.0 spills it as it needs (bench/README.md).
     ``top_repeat``: the highest repeat number of the arms (validation's), so the pivot can
     screen each case's attempts for a repeated (arm, repeat) itself (:func:`_attempt_bits`);
     the row-level duplicate check, a group-by of every row (24 s of a 100M-row compare of
@@ -203,16 +202,16 @@ def build_case_table(
     example, a case whose slice differs between arms); one scan of the per-case table
     checks both, and the offending row is looked up only when there is one.
     """
-    rows = tables.rows if only_arms else tables.rows.filter(tables.rows.arm.isin(list(arms)))
-
-    width = _bit_width(len(arms), top_repeat)
+    width, others = _bit_width(len(arms), top_repeat), not only_arms
 
     def pivot(t: ir.Table) -> ir.Table:
-        return _pivot(tables, t, arms, metric, escalation, integral_values, all_scored, width)
+        return _pivot(
+            tables, t, arms, metric, escalation, integral_values, all_scored, width, others
+        )
 
-    # unfiltered, DuckDB 2.0's aggregate spills as it needs: one part first is fastest
-    # (50M cases: 19 s, against 36 s in four parts); filtered, four parts beat one (40 s, 47 s)
-    stored = _keep_pivot(tables, rows, pivot, (0 if only_arms else cases_hint, len(arms)))
+    # with the arms alone, DuckDB 2.0's aggregate spills as it needs: one part first is
+    # fastest (50M cases: 19 s, against 36 s in four parts, bench/README.md)
+    stored = _keep_pivot(tables, tables.rows, pivot, (0 if only_arms else cases_hint, len(arms)))
     table = _derived(stored, len(arms), escalation is not None, all_scored)
     checks = _checks(tables, table, len(arms), check_ids)
     cases = CaseTable(table=table, arms=arms, metric=metric, tables=tables, checks=checks)
