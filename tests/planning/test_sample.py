@@ -261,6 +261,20 @@ def test_a_slice_fetched_short_is_fetched_again_with_the_same_sample(
     assert first.read_bytes() == second.read_bytes()
 
 
+def test_a_slice_short_with_every_row_fetched_is_refused_not_written(
+    log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an internal guard: a slice's rows all fetched and still fewer than allocated would
+    # be a bug; no sample with rows silently missing may be written
+    import evaldelta.engine._sample as engine_sample
+
+    monkeypatch.setattr(engine_sample, "_rank_bound", lambda share: "")  # no rank is below
+    out = tmp_path / "s.csv"
+    with pytest.raises(AssertionError, match="came back short"):
+        sample(log, out, by="task", floor=60, total=300, seed=2, id_column="request_id")
+    assert not out.exists()
+
+
 def test_many_slices_take_the_join_path(tmp_path: Path) -> None:
     path = tmp_path / "many.csv"
     duckdb.sql(

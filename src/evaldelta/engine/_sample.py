@@ -427,6 +427,9 @@ class TrafficScan:
             counts = _counts(got)
             short = [k for k in todo if counts.get(k, 0) < todo[k] and share[k] < 1.0]
             final.update({k: len(fetched) for k in todo if k not in short})
+            lost = {k: (counts.get(k, 0), n) for k, n in todo.items() if counts.get(k, 0) < n}
+            if lost.keys() - set(short):  # every row fetched, and still short: a bug
+                raise AssertionError(f"sample: slices came back short (fetched, wanted): {lost}")
             fetched.append(got)
             for k in short:
                 share[k] = min(1.0, 4 * share[k])
@@ -558,7 +561,11 @@ class _Cut:
     WANTED = "_evaldelta_wanted"
 
     def rows(self, con: duckdb.DuckDBPyConnection, pieces: list[str], written: list[str]) -> str:
-        """The sample's SELECT (without its order); refuses a slice that came back short."""
+        """The sample's SELECT (without its order).
+
+        Each slice's piece holds at least its ``sizes[k]`` rows (:meth:`TrafficScan._choose`
+        refetches or refuses one that does not), so the cut takes exactly that many.
+        """
         names = list(self.sizes)
         con.execute(
             f"CREATE TEMP TABLE {self.WANTED} AS SELECT unnest($1::VARCHAR[]) AS k, "
@@ -580,11 +587,6 @@ class _Cut:
             f"ON f.{_STRATUM} = w.k AND f._evaldelta_round = w.r"
         )
         kept = f"FROM ({ranked}) WHERE _evaldelta_pos <= _evaldelta_n"
-        taken = con.execute(f"SELECT {_STRATUM}, count(*) {kept} GROUP BY 1").fetchall()
-        got = {str(k): int(n) for k, n in taken}
-        short = {k: (got.get(k, 0), n) for k, n in self.sizes.items() if got.get(k, 0) != n}
-        if short:
-            raise AssertionError(f"sample: slices came back short (taken, wanted): {short}")
         select = ", ".join(_ident(c) for c in written)
         weight = "CAST(_evaldelta_pop AS DOUBLE) / _evaldelta_n AS sample_weight"
         return f"SELECT {select}, {weight} {kept}"

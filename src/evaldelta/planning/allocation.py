@@ -178,9 +178,7 @@ def allocate(
     from evaldelta.stats._distributions import norm_isf
 
     counts, notes = allocate_counts(weights, sds, budget, floor, available=available)
-    total_w = sum(weights.values())
-    w = {k: weights[k] / total_w for k in weights}
-    floors = _floors(weights, floor)
+    w, floors = _shares(weights), _floors(weights, floor)
     z = norm_isf((1.0 - confidence) / 2.0)
     rows = [_slice_row(k, w[k], sds[k], floors[k], counts[k], available, n_now, z) for k in weights]
     return Allocation(
@@ -208,9 +206,7 @@ def allocate_counts(
     """:func:`allocate`'s cases per slice and its notes, without the half-widths."""
     names = list(weights)
     _check_arguments(weights, sds, budget)
-    total_w = sum(weights.values())
-    w = {k: weights[k] / total_w for k in names}
-    floors = _floors(weights, floor)
+    w, floors = _shares(weights), _floors(weights, floor)
     caps = _caps(weights, available)
     first = {k: int(min(floors[k], caps[k])) for k in names}
     notes: list[str] = []
@@ -239,6 +235,12 @@ def allocate_counts(
     if total != (budget if available_rows >= budget else int(available_rows)):
         raise RuntimeError(f"allocation of {budget} cases came to {total}; this is a bug")
     return counts, tuple(notes)
+
+
+def _shares(weights: Mapping[str, float]) -> dict[str, float]:
+    """The weights normalized to sum to 1."""
+    total = sum(weights.values())
+    return {k: weights[k] / total for k in weights}
 
 
 def _floors(weights: Mapping[str, float], floor: int | Mapping[str, int]) -> dict[str, int]:
