@@ -65,7 +65,11 @@ def read_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
             try:
                 yield number, orjson.loads(line)
             except orjson.JSONDecodeError as exc:
-                raise UnreadableFileError(
-                    f"is not valid JSON ({first_line(exc)}); truncated?",
-                    Location(str(path), number),
-                ) from None
+                try:  # NaN and Infinity, as Python's json.dumps writes them (orjson refuses)
+                    loaded = json.loads(line)
+                except (ValueError, RecursionError):
+                    raise UnreadableFileError(
+                        f"is not valid JSON ({first_line(exc)}); truncated?",
+                        Location(str(path), number),
+                    ) from None
+                yield number, loaded
