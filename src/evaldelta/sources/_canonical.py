@@ -20,7 +20,7 @@ import ibis.expr.types as ir
 
 from evaldelta.errors import Location, MissingColumnError, UnreadableFileError, UsageError
 from evaldelta.sources._connect import connect
-from evaldelta.sources._registry import Opened, reader_for
+from evaldelta.sources._registry import INTERNAL_COLUMNS, Opened, reader_for
 from evaldelta.sources._report import ImportReport
 from evaldelta.sources._source import ReadOptions, Source
 from evaldelta.sources._values import (
@@ -263,18 +263,40 @@ def missing_column(
     name: str, columns: Sequence[str], what: str, opened: Opened, field_hint: str = ""
 ) -> MissingColumnError:
     """The error for a missing column, with a close name as "did you mean" when there is one."""
+    columns = [c for c in columns if c not in INTERNAL_COLUMNS]
+    shown = ", ".join(columns[:30]) + (", ..." if len(columns) > 30 else "")
+    if not opened.reports:  # a tidy file: say what it is when it is a harness's other file
+        from evaldelta.sources._lookalike import describe
+
+        looks = describe(opened.source.path)
+        if looks is not None:
+            return MissingColumnError(
+                f"{looks} (it has no {name!r} column; columns: {shown})",
+                Location(str(opened.source.path)),
+            )
+    unscored = _unscored(opened) if name not in ("case_id", "arm") else None
+    if unscored is not None:
+        return MissingColumnError(unscored, Location(str(opened.source.path)))
     hint = ""
     lowered = {c.lower(): c for c in columns}
     close = [lowered[s] for s in _SYNONYMS.get(name, ()) if s in lowered]
     close += difflib.get_close_matches(name, list(columns), n=1, cutoff=0.75)
     if close:
         hint = f"; did you mean {close[0]!r}? (--columns {name}={close[0]})"
-    shown = ", ".join(columns[:30]) + (", ..." if len(columns) > 30 else "")
     line = 1 if opened.unit == "line" and opened.source.format in (None, "tidy", "csv") else None
     return MissingColumnError(
         f"{what} {name!r}{field_hint} is missing (columns: {shown}){hint}",
         Location(str(opened.source.path), line, name),
     )
+
+
+def _unscored(opened: Opened) -> str | None:
+    """The import report's sentence when a log holds no scores at all, else None."""
+    for report in opened.reports:
+        for issue in report.issues:
+            if issue.kind == "no_scores":
+                return issue.message
+    return None
 
 
 def _project(

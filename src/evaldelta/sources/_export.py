@@ -20,19 +20,17 @@ import ibis
 import ibis.expr.types as ir
 
 from evaldelta.errors import DuplicateRowError, UsageError
-from evaldelta.sources._canonical import open_sources
+from evaldelta.sources._canonical import missing_column, open_sources
 from evaldelta.sources._errors import reading_errors
 from evaldelta.sources._fetch import arrow
 from evaldelta.sources._fetch import rows as fetch_rows
-from evaldelta.sources._registry import Opened
+from evaldelta.sources._registry import INTERNAL_COLUMNS, Opened
 from evaldelta.sources._report import ImportReport
 from evaldelta.sources._source import ReadOptions, Source
 from evaldelta.sources._values import as_text
 from evaldelta.sources.tidy import PIN_KEY, REPORT_KEY, output_kind
 
 __all__ = ["ImportResult", "import_rows"]
-
-_INTERNAL = ("_where", "_line")
 
 
 @dataclass(frozen=True)
@@ -53,7 +51,7 @@ def _aligned(opened: Sequence[Opened]) -> ir.Table:
         table = item.table
         if "arm" not in table.columns:
             table = table.mutate(arm=ibis.literal(item.source.arm or ""))
-        tables.append(table.drop(*[c for c in _INTERNAL if c in table.columns]))
+        tables.append(table.drop(*[c for c in INTERNAL_COLUMNS if c in table.columns]))
     order: dict[str, None] = {}
     types: dict[str, Any] = {}
     for table in tables:
@@ -80,6 +78,15 @@ def _aligned(opened: Sequence[Opened]) -> ir.Table:
     return parts[0] if len(parts) == 1 else ibis.union(*parts, distinct=False)
 
 
+def _check_required(opened: Sequence[Opened]) -> None:
+    """Every source has a case id, and an arm unless ``--arm`` names it: checked first."""
+    for item in opened:
+        required = ["case_id"] + (["arm"] if item.source.arm is None else [])
+        for name in required:
+            if name not in item.table.columns:
+                raise missing_column(name, item.table.columns, "required column", item)
+
+
 def _check_unique(rows: ir.Table) -> None:
     keys = ["arm", "case_id"] + (["repeat"] if "repeat" in rows.columns else [])
     dup = rows.group_by(keys).aggregate(k=rows.count()).filter(lambda t: t.k > 1).limit(1)
@@ -104,6 +111,7 @@ def import_rows(
         if source.path.exists() and output.exists() and output.resolve() == source.path.resolve():
             raise UsageError(f"the output {output} would overwrite an input")
     con, opened = open_sources(sources, options)
+    _check_required(opened)
     rows = _aligned(opened)
     _check_unique(rows)
     reports = tuple(r for o in opened for r in o.reports)

@@ -14,11 +14,10 @@ from typing import Any
 from evaldelta.sources._canonical import open_sources
 from evaldelta.sources._errors import reading_errors
 from evaldelta.sources._fetch import rows as fetch_rows
+from evaldelta.sources._registry import INTERNAL_COLUMNS
 from evaldelta.sources._source import ReadOptions, Source
 
 __all__ = ["read_records"]
-
-_INTERNAL = ("_where", "_line")
 
 
 @reading_errors
@@ -29,7 +28,7 @@ def read_records(
     src = source if isinstance(source, Source) else Source(Path(source))
     con, (opened,) = open_sources([src], options)
     table = opened.table
-    keep = [c for c in table.columns if c not in _INTERNAL]
+    keep = [c for c in table.columns if c not in INTERNAL_COLUMNS]
     rows: list[dict[str, Any]] = fetch_rows(table.select(*keep))
     if src.arm is not None:
         for row in rows:

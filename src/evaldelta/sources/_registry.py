@@ -9,6 +9,7 @@ never by the file name alone, except for the tidy reader, which is the fallback.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from evaldelta.sources._source import ReadOptions, Source
 
 __all__ = [
+    "INTERNAL_COLUMNS",
     "Opened",
     "OutputFetcher",
     "Reader",
@@ -48,6 +50,8 @@ _MODULES = (
 )
 # (case ids, arms, max chars) -> {(case_id, arm): the output of its lowest repeat}
 OutputFetcher = Callable[[Sequence[str], Sequence[str], int], dict[tuple[str, str], str]]
+# Columns an importer adds for locating a row in its log; never data, never shown to a user.
+INTERNAL_COLUMNS = ("_where", "_line")
 _READERS: dict[str, type[Reader]] = {}
 _ALIASES: dict[str, str] = {}
 HEAD_BYTES = 65536
@@ -126,12 +130,27 @@ def format_names() -> set[str]:
 def reader_for(source: Source) -> Reader:
     """The reader of a source: the one it names, else the one that recognizes its content."""
     _load()
+    _refuse_pointer(source.path)
     name = source.format or detect(source.path)
     name = _ALIASES.get(name, name)
     if name not in _READERS:
         known = ", ".join(sorted(format_names()))
         raise UsageError(f"unknown format {name!r}; formats: {known}")
     return _READERS[name]()
+
+
+def _refuse_pointer(path: Path) -> None:
+    """A Git LFS pointer stands in for a file of any format: say so before any reader tries."""
+    from evaldelta.sources._lookalike import lfs_pointer
+
+    if path.is_file():
+        with contextlib.suppress(OSError), path.open("rb") as fh:
+            if lfs_pointer(fh.read(200)):
+                raise UnreadableFileError(
+                    "is a Git LFS pointer, not the file it stands for (run `git lfs pull`, "
+                    "or download the file itself)",
+                    Location(str(path)),
+                )
 
 
 def _head(path: Path) -> bytes:

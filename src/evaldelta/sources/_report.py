@@ -197,8 +197,17 @@ def build_report(
     arm: str | None = None,
 ) -> ImportReport:
     """Freeze ``builder`` with the counts of ``table`` (one small aggregate query)."""
-    counts = table.aggregate(cases=table.case_id.nunique(), attempts=table.count())
+    scored = {f"_n{i}": table[m].notnull().sum() for i, m in enumerate(metrics)
+              if m in table.columns}  # fmt: skip
+    counts = table.aggregate(cases=table.case_id.nunique(), attempts=table.count(), **scored)
     row = fetch_rows(counts)[0]
+    if scored and row["attempts"] and not any(row[k] for k in scored):
+        builder.issue(
+            "no_scores",
+            f"every score in the log is empty ({', '.join(metrics[:5])}"
+            + (", ..." if len(metrics) > 5 else "")
+            + "): nothing to compare until the attempts are scored",
+        )
     if "arm" in table.columns:
         found = fetch_rows(table.select("arm").distinct().order_by("arm"))
         arms = tuple(str(r["arm"]) for r in found)

@@ -68,9 +68,20 @@ def imported(
     pins: Mapping[str, Mapping[str, Any]],
     default_metrics: Sequence[str],
     unit: str = "sample",
+    unscored: str | None = None,
 ) -> Opened:
-    """The :class:`Opened` of an importer: rows on ``con``, the report, pins per arm."""
+    """The :class:`Opened` of an importer: rows on ``con``, the report, pins per arm.
+
+    ``unscored`` is the tool's own advice for a log that holds no scores at all (no scorer
+    ran): the report says so at import, and ``compare`` repeats it instead of naming a
+    missing column.
+    """
     table = writer.open(con, source.path)
+    if not writer.metrics:
+        builder.issue(
+            "no_scores",
+            "the log holds no scores: " + (unscored or "score its outputs with `evaldelta score`"),
+        )
     report = build_report(
         builder, table, pins, tuple(default_metrics), tuple(writer.metrics), source.arm
     )

@@ -130,8 +130,10 @@ class InspectReader(Reader):
         builder.mapped.extend(_MAPPED)
         defaults = (first_scorer,) if first_scorer else tuple(writer.metrics)[:1]
         opened = imported(
-            source, con, writer, builder, pins=pins, default_metrics=defaults or ("score",)
-        )
+            source, con, writer, builder, pins=pins, default_metrics=defaults or ("score",),
+            unscored="its task has no scorer: score it with `inspect score LOG` (or "
+            "`evaldelta score`), then import the scored log",
+        )  # fmt: skip
         if not lazy:
             return opened
         return dataclasses.replace(opened, fetch_outputs=_Fetcher(lazy))
