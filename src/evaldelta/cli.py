@@ -30,6 +30,7 @@ from evaldelta.commands._shared import (
     IntervalOpt,
     MixOpt,
     OutputOpt,
+    ReduceOpt,
     RunOpt,
     ScaleOpt,
     StoreOpt,
@@ -157,6 +158,7 @@ def compare_cmd(
     strict: StrictOpt = False,
     backend: BackendOpt = "duckdb",
     table: TableOpt = None,
+    reduce: ReduceOpt = "auto",
 ) -> None:
     """Compare a baseline with candidates: per-slice paired deltas, standardized and pooled."""
     from evaldelta.comparison import compare
@@ -179,6 +181,7 @@ def compare_cmd(
         "read_options": read_options(columns, case_key, filter, strict),
         "backend": backend,
         "table": table,
+        "reduce": reduce,
     }
     fmt = resolve_format(format, output)
     if policy is not None:

@@ -41,6 +41,7 @@ __all__ = [
     "PinDifference",
     "PinValue",
     "Pooled",
+    "RepeatReduction",
     "SliceDelta",
     "SlicingResult",
     "Standardized",
@@ -382,6 +383,22 @@ class ThreeArmSlice:
 
 
 @dataclass(frozen=True)
+class RepeatReduction:
+    """How each case's repeated attempts became one value, beside how their tools reduce them.
+
+    ``reducer`` is the one used (``mean``: the case mean, the default; the others are
+    :mod:`evaldelta.stats._reducers`); ``chosen_by`` says why (``--reduce``, the logs' own
+    reducer, or the default); ``tools`` maps each input whose tool records a reducer of its
+    own (an Inspect AI log's epochs reducer) to it, so a report can say when its figures
+    reduce otherwise than the tool's.
+    """
+
+    reducer: str
+    chosen_by: str  # "--reduce" | "the logs' own" | "default"
+    tools: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class ThreeArmSummary:
     """The three-arm design (always-cheap, cascade, always-strong) on one metric and column.
 
@@ -444,6 +461,7 @@ class Comparison:
     rubric_leakage: tuple[RubricLeakage, ...] = field(default=())  # check.<id> metrics only
     upstream: tuple[UpstreamCheck, ...] = field(default=())
     mixes: tuple[str, ...] = field(default=())  # every named mix (``mix`` is the first)
+    repeats: RepeatReduction | None = None  # set when a reducer or a tool's reducer applies
 
 
 def to_jsonable(obj: Any) -> Any:

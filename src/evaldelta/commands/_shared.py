@@ -122,6 +122,16 @@ ScaleOpt = Annotated[
     str | None,
     typer.Option(help="Declared score scale LOW,HIGH; scores outside it are errors."),
 ]
+ReduceOpt = Annotated[
+    str,
+    typer.Option(
+        "--reduce",
+        metavar="REDUCER",
+        help="How a case's repeats become one value: mean, median, mode, max, min, "
+        "at_least_K, pass_at_K, pass_K; auto: the logs' own (an Inspect log's epochs "
+        "reducer), else mean.",
+    ),
+]
 OutputOpt = Annotated[Path | None, typer.Option("-o", "--output", help="Write here.")]
 StoreOpt = Annotated[
     Path | None,

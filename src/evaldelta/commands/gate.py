@@ -26,6 +26,7 @@ from evaldelta.commands._shared import (
     IntervalOpt,
     MixOpt,
     OutputOpt,
+    ReduceOpt,
     RunOpt,
     ScaleOpt,
     StoreOpt,
@@ -101,6 +102,7 @@ def gate_cmd(
             help="A regression set (evaldelta cases add): its cases are critical too (repeatable).",
         ),
     ] = None,
+    reduce: ReduceOpt = "auto",
 ) -> None:
     """Gate a release: apply a policy to the comparison; exit 0 pass, 1 fail, 3 inconclusive."""
     from evaldelta.errors import UsageError
@@ -133,6 +135,7 @@ def gate_cmd(
         backend=backend,
         table=table,
         regression_sets=tuple(regression_set or ()),
+        reduce=reduce,
     )
     announce_imports(comparison.imports)
     announce_warnings(comparison)

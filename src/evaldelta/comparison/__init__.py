@@ -33,6 +33,7 @@ from evaldelta.sources import (
     read_sources,
 )
 from evaldelta.sources._errors import reading_errors
+from evaldelta.stats._reducers import Reducer
 
 __all__ = ["Evidence", "Options", "Request", "build", "compare", "gather"]
 
@@ -67,6 +68,7 @@ def compare(
     read_options: ReadOptions | None = None,
     backend: Any = None,
     table: str | None = None,
+    reduce: str = "auto",
 ) -> Comparison:
     """Compare a baseline arm with one or more candidates; see the README for what is reported.
 
@@ -92,6 +94,7 @@ def compare(
     Ibis connection URL or an Ibis connection; the files are read on DuckDB and their rows
     moved there once. With ``table``, the rows are that backend's table instead of files
     (:mod:`evaldelta.sources._backend`).
+    ``reduce``: how a case's repeats become one value (:func:`resolve_reducer`).
     """
     _check_options(interval, list_limit, confidence)
     declared: dict[str, Any] = {
@@ -111,18 +114,44 @@ def compare(
         critical_tag=critical.tag if critical else None,
         options=options,
     )
-    request = Request(
-        baseline=baseline,
-        candidates=candidates,
-        by=by,
-        scale=scale,
-        list_limit=list_limit,
-        critical=critical,
-        three_arm=three_arm,
-    )
+    reducer, declared["reducer_chosen_by"] = resolve_reducer(reduce, tables)
+    request = Request(baseline=baseline, candidates=candidates, by=by, scale=scale,
+                      list_limit=list_limit, critical=critical, three_arm=three_arm,
+                      reducer=reducer)  # fmt: skip
     evidence = gather(tables, request)
     chosen = _options(evidence, mix, traffic, confidence, interval)
     return build(evidence, dataclasses.replace(chosen, **declared))
+
+
+def resolve_reducer(reduce: str, tables: TableSet) -> tuple[Reducer | None, str]:
+    """The reducer of repeats to use, and why: ``--reduce``, the logs' own, or the default.
+
+    ``mean`` (the case mean), ``median``, ``mode``, ``max``, ``min``, ``at_least_K``,
+    ``pass_at_K`` or ``pass_K`` (:mod:`evaldelta.stats._reducers`). With ``auto``, the
+    reducer the sources' tools record (an Inspect log's epochs reducer) is used when they
+    agree; logs that reduce differently need ``--reduce`` to choose.
+    """
+    from evaldelta.stats._reducers import parse_reducer
+
+    if reduce != "auto":
+        try:
+            return parse_reducer(reduce), "--reduce"
+        except ValueError as exc:
+            raise UsageError(f"--reduce: {exc}") from None
+    tools = {r.path: r.reducer for r in tables.reports if r.reducer}
+    if len(set(tools.values())) > 1:
+        shown = "; ".join(f"{path}: {name}" for path, name in tools.items())
+        raise UsageError(
+            f"the logs reduce repeats differently ({shown}); choose one with --reduce "
+            "(mean, max, ...)"
+        )
+    if tools:
+        name = next(iter(tools.values()))
+        try:
+            return parse_reducer(name), "the logs' own"
+        except ValueError:
+            return None, f"the default: the logs' reducer {name!r} is not one evaldelta applies"
+    return None, "default"
 
 
 def _options(

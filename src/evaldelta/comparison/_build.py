@@ -20,7 +20,7 @@ from evaldelta.comparison.upstream import upstream_checks
 from evaldelta.engine import ALL
 from evaldelta.engine.evidence import Evidence, MetricEvidence, SlicingEvidence
 from evaldelta.leakage import leakage_from_metrics
-from evaldelta.model import SCHEMA_VERSION, Comparison, MetricResult
+from evaldelta.model import SCHEMA_VERSION, Comparison, MetricResult, RepeatReduction
 
 __all__ = ["MANY_SLICES", "Options", "build"]
 
@@ -45,6 +45,7 @@ class Options:
     expected_changes: Sequence[str] = ()  # upstream kinds the arms declare (--expect-change)
     allowed_upstream_changes: Sequence[str] = ()  # upstream kinds a policy allows
     mixes: tuple[NamedMix, ...] = ()
+    reducer_chosen_by: str = "default"  # "--reduce" | "the logs' own" | "default"
 
     def named(self) -> tuple[NamedMix, ...]:
         """The mixes to standardize on, in order (the first is the chosen mix)."""
@@ -106,7 +107,16 @@ def build(evidence: Evidence, options: Options) -> Comparison:
             options.allowed_upstream_changes,
         ),
         mixes=tuple(m.name for m in options.named()),
+        repeats=_repeats(evidence, options),
     )
+
+
+def _repeats(evidence: Evidence, options: Options) -> RepeatReduction | None:
+    """How repeats were reduced, when it is not the plain case mean that every tool shares."""
+    tools = {r.path: r.reducer for r in evidence.imports if r.reducer}
+    if evidence.reducer == "mean" and all(v == "mean" for v in tools.values()):
+        return None
+    return RepeatReduction(evidence.reducer, options.reducer_chosen_by, tools)
 
 
 def _metric(

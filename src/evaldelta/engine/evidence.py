@@ -28,6 +28,7 @@ from evaldelta.engine._reduce import (
     list_cases,
     slice_weight_totals,
 )
+from evaldelta.engine._repeats import reduce_repeats
 from evaldelta.engine._slices import reduce_slices
 from evaldelta.engine._three_arm import (
     Escalation,
@@ -46,6 +47,7 @@ from evaldelta.sources import Source, TableSet, display_path
 from evaldelta.sources._fetch import rows as fetch_rows
 from evaldelta.sources._report import ImportReport
 from evaldelta.sources._values import as_text, stripped
+from evaldelta.stats._reducers import Reducer
 
 __all__ = [
     "Evidence",
@@ -71,6 +73,7 @@ class Request:
     list_limit: int | None = 50
     critical: CriticalSelector | None = None
     three_arm: Sequence[str] | None = None
+    reducer: Reducer | None = None  # repeats per case: None or the mean is the case mean
 
 
 @dataclass(frozen=True)
@@ -146,6 +149,7 @@ class Evidence:
     critical_selector: str = ""
     scale: tuple[float, float] | None = None
     upstream: tuple[UpstreamCounts, ...] = ()  # per pair and kind: prompt/payload/retrieval
+    reducer: str = "mean"  # how each case's repeats were reduced (stats._reducers names)
 
     @property
     def baseline(self) -> str:
@@ -166,6 +170,8 @@ def gather(tables: TableSet, request: Request) -> Evidence:
     finds a blank or padded case id, the full validation runs and names the first defect.
     """
     by = request.by or ("slice",)
+    if request.reducer is not None and not request.reducer.is_mean:
+        return _gather_reduced(tables, request, request.reducer)
     quick = validate_quickly(tables, request.scale, cost_by=by[0])
     if quick is not None:
         try:
@@ -176,6 +182,21 @@ def gather(tables: TableSet, request: Request) -> Evidence:
     if not checked.trimmed:  # no case id or arm to strip: later passes skip stripping
         tables = tables.unpadded()
     return _gather(tables, request, checked)
+
+
+def _gather_reduced(tables: TableSet, request: Request, reducer: Reducer) -> Evidence:
+    """:func:`gather` with each case's repeats reduced by ``reducer`` first (``_repeats``).
+
+    The attempts are validated as they are, so a defect is named on its own row; the
+    reduced rows (one per arm and case) are then validated and compared as any rows are.
+    """
+    by = request.by or ("slice",)
+    raw = validate(tables, request.scale, cost_by=by[0])
+    source = tables if raw.trimmed else tables.unpadded()
+    reduced = reduce_repeats(source, reducer, raw.arms, tables.metrics)
+    checked = validate(reduced, request.scale, cost_by=by[0])
+    checked = replace(checked, trimmed=raw.trimmed, observed=raw.observed)
+    return replace(_gather(reduced, request, checked), reducer=reducer.name)
 
 
 def _gather(tables: TableSet, request: Request, checked: Validated) -> Evidence:

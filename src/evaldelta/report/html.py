@@ -40,6 +40,7 @@ from evaldelta.report._html_views import (
     rate_rows,
 )
 from evaldelta.report._pins import pins_view
+from evaldelta.report._repeats import repeats_sentence
 from evaldelta.report.verdict import (
     _basis_note,
     _headline,
@@ -222,6 +223,7 @@ def render_html(
         leakage=_leakage_views(comparison),
         pins=pins_view(comparison),
         upstream=_upstream(comparison),
+        repeats=repeats_sentence(comparison),
         summaries=summaries,
         three=three,
     )

@@ -157,7 +157,8 @@ def _pair_section(
 
 def render_markdown(comparison: Comparison) -> str:
     """Per metric and candidate: answer, worst slices, overall, standardized vs pooled, evidence."""
-    out: list[str] = _pin_warning(comparison)
+    out: list[str] = _repeats(comparison)
+    out += _pin_warning(comparison)
     out += _upstream_warning(comparison)
     for metric in comparison.metrics:
         slicing = metric.slicings[0]
@@ -173,6 +174,14 @@ def render_markdown(comparison: Comparison) -> str:
         out.append(three_arm_markdown(comparison.three_arm))
         out.append("")
     return "\n".join(out).rstrip() + "\n"
+
+
+def _repeats(comparison: Comparison) -> list[str]:
+    """How repeats were reduced per case, when it is worth a line (``_repeats``)."""
+    from evaldelta.report._repeats import repeats_sentence
+
+    sentence = repeats_sentence(comparison)
+    return [f"_{md_text(sentence)}_", ""] if sentence else []
 
 
 def _upstream_warning(comparison: Comparison) -> list[str]:

@@ -31,6 +31,7 @@ from evaldelta.report.text import (
     _standardized_lines,
     baseline_line,
     pin_warning_lines,
+    repeats_lines,
 )
 
 __all__ = ["print_terminal", "terminal_renderables"]
@@ -130,7 +131,8 @@ def terminal_renderables(comparison: Comparison) -> Group:
     """The whole report as rich renderables (tables, coloured flags), in the text's order."""
     from evaldelta.report._upstream import text_lines
 
-    head = [baseline_line(comparison), *pin_warning_lines(comparison), *_pin_lines(comparison)]
+    head = [baseline_line(comparison), *repeats_lines(comparison)]
+    head += [*pin_warning_lines(comparison), *_pin_lines(comparison)]
     head += text_lines(comparison)  # the upstream change detector, as in the text report
     parts: list[RenderableType] = [_line(x) for x in head]
     for metric in comparison.metrics:

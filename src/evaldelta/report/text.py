@@ -35,7 +35,7 @@ from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct, fmt
 from evaldelta.report._mixes import headline_standardized, mix_rows
 from evaldelta.stats import FixedMix, PairedResult, UnpairedResult
 
-__all__ = ["baseline_line", "render_text"]
+__all__ = ["baseline_line", "render_text", "repeats_lines"]
 
 METHOD_NAMES = {
     "newcombe": "Newcombe",
@@ -50,7 +50,8 @@ def render_text(comparison: Comparison) -> str:
     sequence or control character from the data reaches the terminal; table cells are
     cleaned before their widths are measured.
     """
-    out: list[str] = [baseline_line(comparison), *pin_warning_lines(comparison)]
+    out: list[str] = [baseline_line(comparison), *repeats_lines(comparison)]
+    out.extend(pin_warning_lines(comparison))
     out.extend(_pin_lines(comparison))
     out.extend(_upstream_lines(comparison))
     for metric in comparison.metrics:
@@ -77,6 +78,14 @@ def baseline_line(comparison: Comparison) -> str:
     """The report's first line: which arm is the baseline, and how it was chosen."""
     why = comparison.baseline_reason or "the first input's first arm"
     return f"baseline {comparison.baseline} ({why}); candidates: {', '.join(comparison.candidates)}"
+
+
+def repeats_lines(comparison: Comparison) -> list[str]:
+    """How repeats were reduced per case, when it is worth a line (``_repeats``)."""
+    from evaldelta.report._repeats import repeats_sentence
+
+    sentence = repeats_sentence(comparison)
+    return [sentence] if sentence else []
 
 
 def pin_warning_lines(comparison: Comparison) -> list[str]:

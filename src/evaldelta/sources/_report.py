@@ -46,6 +46,9 @@ class ImportReport:
     mapped: tuple[str, ...] = ()
     issues: tuple[ImportIssue, ...] = ()
     reported: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    # how the tool reduces a case's repeats for its own figures (Inspect's epochs reducer,
+    # in stats._reducers' names); None where the tool records none or has no repeats
+    reducer: str | None = None
 
     def summary(self) -> str:
         """One line: what was read, for stderr and the report header."""
@@ -82,6 +85,7 @@ class ImportReport:
                 for i in self.issues
             ],
             "reported": {k: dict(v) for k, v in self.reported.items()},
+            "reducer": self.reducer,
         }
 
     @classmethod
@@ -111,6 +115,7 @@ class ImportReport:
                 str(k): {str(m): float(x) for m, x in v.items()}
                 for k, v in data.get("reported", {}).items()
             },
+            reducer=str(data["reducer"]) if data.get("reducer") else None,
         )
 
 
@@ -123,6 +128,7 @@ class ReportBuilder:
     tool: str
     strict: bool = False
     tool_version: str | None = None
+    reducer: str | None = None
     mapped: list[str] = field(default_factory=list)
     reported: dict[str, dict[str, float]] = field(default_factory=dict)
     _counts: dict[str, int] = field(default_factory=dict)
@@ -185,6 +191,7 @@ class ReportBuilder:
                 for k in self._counts
             ),
             reported={k: dict(v) for k, v in self.reported.items()},
+            reducer=self.reducer,
         )
 
 

@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each loads on fir
         wilson_interval,
         z_critical,
     )
+    from evaldelta.stats._reducers import Reducer, parse_reducer, reduce_values
     from evaldelta.stats._results import (
         BreakEven,
         ConfidenceInterval,
@@ -73,6 +74,9 @@ _WHERE = {
     "criterion_asymmetry": "evaldelta.stats._leakage",
     "BreakEven": "evaldelta.stats._results",
     "break_even": "evaldelta.stats._sensitivity",
+    "Reducer": "evaldelta.stats._reducers",
+    "parse_reducer": "evaldelta.stats._reducers",
+    "reduce_values": "evaldelta.stats._reducers",
     "delta_at_share": "evaldelta.stats._sensitivity",
     "share_sweep": "evaldelta.stats._sensitivity",
     "ConfidenceInterval": "evaldelta.stats._results",
@@ -143,6 +147,7 @@ __all__ = [
     "LeakageRule",
     "PairedResult",
     "PowerResult",
+    "Reducer",
     "ReliabilityWarning",
     "SimpsonResult",
     "Standardization",
@@ -171,8 +176,10 @@ __all__ = [
     "paired_proportions",
     "pairs_to_clear_paired_binary",
     "pairs_to_clear_t",
+    "parse_reducer",
     "proportion",
     "proportion_of_means",
+    "reduce_values",
     "required_pairs",
     "required_pairs_mcnemar",
     "share_sweep",
