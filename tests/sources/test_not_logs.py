@@ -112,7 +112,7 @@ def test_log_without_scorer_says_so(tmp_path: Path, run_cli: Callable[..., CliRe
 def test_log_with_every_score_empty_says_so(
     tmp_path: Path, run_cli: Callable[..., CliResult]
 ) -> None:
-    path = _unscored_log(tmp_path, {"match": {"value": None}})
+    path = _unscored_log(tmp_path, {"match": {"value": float("nan")}})  # Inspect: unscored
     imported = run_cli("import", "auto", str(path), "-o", str(tmp_path / "o.parquet"))
     assert imported.code == 0
     assert "every score in the log is empty (match)" in imported.out

@@ -145,6 +145,11 @@ def resolve_reducer(reduce: str, tables: TableSet) -> tuple[Reducer | None, str]
             f"the logs reduce repeats differently ({shown}); choose one with --reduce "
             "(mean, max, ...)"
         )
+    several = sorted({n for v in tools.values() for n in v.split("+")})
+    if len(several) > 1:
+        raise UsageError(
+            f"the logs reduce repeats differently ({', '.join(several)}); choose one with --reduce"
+        )
     if tools:
         name = next(iter(tools.values()))
         try:

@@ -5,8 +5,9 @@ The mapping of a sample's fields is tabled in :mod:`evaldelta.sources.importers.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from evaldelta.errors import BadValueError, Location, UsageError
 from evaldelta.sources._report import ReportBuilder
@@ -19,35 +20,55 @@ if TYPE_CHECKING:
 __all__ = ["score_value"]
 
 _LETTERS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
+_VALUE_ISSUES = {
+    "none": "score values that are None (a dict score's missing member): counted as 0, as "
+    "Inspect's value_to_float counts them",
+    "unmapped": "score values that are not C/P/I/N, a number or yes/no/true/false: counted "
+    "as 0, as Inspect's value_to_float counts them (it warns)",
+    "unscored": "score values that are NaN, Inspect's unscored sentinel: left unscored, as "
+    "Inspect leaves them out of its metrics",
+    "not_finite": "score values that are infinite: left unscored (no rate or mean can hold them)",
+}
 _WORDS = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
 
 
-def score_value(value: Any) -> tuple[float | None, bool]:
-    """An Inspect score value as a float, and whether it could be mapped.
+ScoreKind = Literal["ok", "unscored", "none", "unmapped", "not_finite"]
 
-    Inspect's ``value_to_float`` (``inspect_ai/scorer/_metric.py``): the letters C, P, I, N
-    are 1, 0.5, 0 and 0; numbers and booleans are themselves; ``yes``/``true`` are 1 and
-    ``no``/``false`` 0; other text is a number or cannot be mapped (Inspect warns and counts
-    it 0; we keep it unscored and report it). ``None`` is unscored.
+
+def score_value(value: Any) -> tuple[float | None, ScoreKind]:
+    """An Inspect score value as a float, and how it was mapped.
+
+    Inspect's ``value_to_float`` (``inspect_ai/scorer/_metric.py``, the same rules from
+    0.3.160 to 0.3.285): numbers and booleans are themselves; the letters C, P, I, N are 1,
+    0.5, 0 and 0; ``yes``/``true`` are 1 and ``no``/``false`` 0 (any case); text holding
+    a finite number is that number; anything else, ``None`` (a dict score's missing member)
+    among it, Inspect counts as 0 with a warning: so does this (``"none"`` or
+    ``"unmapped"``, which the importer reports with a count and examples). NaN is Inspect's
+    unscored sentinel (``Score.unscored()``), left out of its metrics and reducers: it is
+    unscored here too (``"unscored"``); an infinity is refused by the comparison, so it is
+    unscored and reported (``"not_finite"``).
     """
-    if isinstance(value, str) and value in _LETTERS:
-        return _LETTERS[value], True
-    if value is None:
-        return None, True
     if isinstance(value, bool):
-        return float(value), True
+        return float(value), "ok"
     if isinstance(value, int | float):
-        return float(value), True
+        number = float(value)
+        if math.isnan(number):
+            return None, "unscored"
+        return (number, "ok") if math.isfinite(number) else (None, "not_finite")
+    if value is None:
+        return 0.0, "none"
     if isinstance(value, str):
-        text = value.strip().lower()
+        if value in _LETTERS:
+            return _LETTERS[value], "ok"
+        text = value.lower()
         if text in _WORDS:
-            return _WORDS[text], True
+            return _WORDS[text], "ok"
         try:
             number = float(text)
         except ValueError:
-            return None, False
-        return (number, True) if number == number and abs(number) != float("inf") else (None, False)
-    return None, False
+            return 0.0, "unmapped"
+        return (number, "ok") if math.isfinite(number) else (0.0, "unmapped")
+    return 0.0, "unmapped"
 
 
 class _SampleRows:
@@ -75,6 +96,10 @@ class _SampleRows:
         ]
         self.ordered = set(self.order)
         self.columns: set[str] = set()
+        # each (case, column)'s (epoch, value)s, kept to check a reducer against the log's
+        # own reductions (only when the log has several epochs)
+        self.keep_values = log.epochs > 1
+        self.values: dict[tuple[str, str], list[tuple[int, float | None]]] = {}
         if case_key is not None and case_key != "id" and not case_key.startswith("metadata."):
             raise UsageError(
                 f"--case-key for Inspect logs is id or metadata.FIELD, not {case_key!r}"
@@ -210,6 +235,9 @@ class _SampleRows:
         if isinstance(value, dict):
             for key, item in value.items():
                 self._metric(f"{name}.{key}", item, row, case, epoch)
+        elif isinstance(value, list):  # one column per position, as Inspect's metrics take them
+            for index, item in enumerate(value):
+                self._metric(f"{name}.{index}", item, row, case, epoch)
         else:
             self._metric(name, value, row, case, epoch)
 
@@ -218,14 +246,15 @@ class _SampleRows:
             self.columns.add(column)
             self.writer.metric(column)
             self.first_metric = self.first_metric or column
-        number, ok = score_value(value)
-        if not ok:
+        number, kind = score_value(value)
+        if kind != "ok":
+            message = _VALUE_ISSUES[kind]
             self.builder.issue(
-                "unknown_score_value",
-                "score values that are not C/P/I/N, a number or yes/no (left unscored)",
-                f"{case} epoch {epoch} {column}={str(value)[:40]!r}",
+                f"score_{kind}", message, f"{case} epoch {epoch} {column}={str(value)[:40]!r}"
             )
         row[column] = number
+        if self.keep_values:
+            self.values.setdefault((case, column), []).append((epoch, number))
 
 
 def _metadata(metadata: Any, row: dict[str, Any], prefix: str = "metadata.") -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,17 +42,55 @@ def iter_items(source: Path | IO[bytes], prefix: str, *, where: str | None = Non
     import ijson
 
     label = where or str(source)
+    given = 0
     try:
         if isinstance(source, Path):
             with source.open("rb") as fh:
-                yield from ijson.items(fh, prefix, use_float=True)
+                for item in ijson.items(fh, prefix, use_float=True):
+                    given += 1
+                    yield item
         else:
-            yield from ijson.items(source, prefix, use_float=True)
+            for item in ijson.items(source, prefix, use_float=True):
+                given += 1
+                yield item
     except ijson.JSONError as exc:
-        raise UnreadableFileError(
-            f"is not valid JSON near {prefix!r} ({first_line(exc)}); truncated?",
-            Location(label),
-        ) from None
+        if not _nan_or_infinity(exc):
+            raise UnreadableFileError(
+                f"is not valid JSON near {prefix!r} ({first_line(exc)}); truncated?",
+                Location(label),
+            ) from None
+        # ijson has no NaN or Infinity, which Python's json (Inspect's logs, lm-eval's
+        # files) writes: read the document whole with the parser that has them, and go on
+        # after the items already given
+        yield from itertools.islice(_walk(_whole(source, label), prefix.split(".")), given, None)
+
+
+def _nan_or_infinity(exc: BaseException) -> bool:
+    """Whether ijson stopped at a bare NaN or Infinity (its only words for them)."""
+    text = str(exc).lower()
+    return "invalid char" in text or "unexpected symbol" in text or "invalid json character" in text
+
+
+def _whole(source: Path | IO[bytes], label: str) -> Any:
+    if isinstance(source, Path):
+        data = source.read_bytes()
+    else:
+        source.seek(0)
+        data = source.read()
+    return loads(data, label)
+
+
+def _walk(node: Any, parts: list[str]) -> Iterator[Any]:
+    """The values at an ijson prefix (``samples.item``: each element of ``samples``)."""
+    if not parts or parts == [""]:
+        yield node
+        return
+    head, rest = parts[0], parts[1:]
+    if head == "item":
+        for element in node if isinstance(node, list) else []:
+            yield from _walk(element, rest)
+    elif isinstance(node, dict) and head in node:
+        yield from _walk(node[head], rest)
 
 
 def read_json_lines(path: Path) -> Iterator[tuple[int, Any]]:

@@ -29,6 +29,7 @@ Members are read one at a time (:class:`~evaldelta.sources.importers._zip.SafeZi
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -109,6 +110,7 @@ class InspectReader(Reader):
         pins: dict[str, dict[str, Any]] = {}
         first_scorer: str | None = None
         versions = set()
+        reducers: dict[str, None] = {}
         lazy: dict[str, list[_Lazy]] = {}
         try:
             for log in opened_logs:
@@ -123,10 +125,23 @@ class InspectReader(Reader):
                     )
                 first_scorer = first_scorer or reader.first_metric
                 builder.reported.update(log.reported(arm, len(opened_logs) > 1))
+                if log.epochs > 1:
+                    reducers.setdefault(log.reducers()[0], None)
+                    if len(log.reducers()) > 1:
+                        builder.issue(
+                            "several_reducers",
+                            f"logs whose figures use several epochs reducers "
+                            f"({', '.join(log.reducers())}): compare reduces by the first "
+                            "unless --reduce names another",
+                            log.path.name,
+                            note=True,
+                        )
+                    _check_reductions(log, reader, builder)
         finally:
             for log in opened_logs:
                 log.close()
         builder.tool_version = ", ".join(sorted(v for v in versions if v)) or None
+        builder.reducer = "+".join(reducers) or None
         builder.mapped.extend(_MAPPED)
         defaults = (first_scorer,) if first_scorer else tuple(writer.metrics)[:1]
         opened = imported(
@@ -229,6 +244,42 @@ class _Log:
         packages = spec.get("packages") or {}
         self.version = str(packages.get("inspect_ai") or "") if isinstance(packages, dict) else ""
         self.status = str(header.get("status") or "unknown")
+        config = spec.get("config") if isinstance(spec.get("config"), dict) else {}
+        epochs = config.get("epochs") if isinstance(config, dict) else None
+        self.epochs = epochs if isinstance(epochs, int) and not isinstance(epochs, bool) else 1
+
+    def reducers(self) -> list[str]:
+        """The epochs reducers the log's figures use, first the primary; ["mean"] by default.
+
+        ``eval.config.epochs_reducer`` when the task or the run named some, else the
+        ``reducer`` of the results' scores (None there means Inspect's default, the mean).
+        """
+        config = self.spec.get("config") or {}
+        named = config.get("epochs_reducer") if isinstance(config, dict) else None
+        if isinstance(named, str):
+            named = [named]
+        if isinstance(named, list) and named:
+            return [str(n) for n in named]
+        found: dict[str, None] = {}
+        for score in (self.header.get("results") or {}).get("scores") or []:
+            if isinstance(score, dict) and score.get("reducer"):
+                found.setdefault(str(score["reducer"]), None)
+        return list(found) or ["mean"]
+
+    def reductions(self) -> Iterator[dict[str, Any]]:
+        """The log's own per-sample reductions (``reductions.json``, or a JSON log's key)."""
+        import io
+
+        if self.zip is not None:
+            if "reductions.json" not in self.zip:
+                return
+            stream: Any = io.BytesIO(self.zip.read("reductions.json"))
+            items = iter_items(stream, "item", where=f"{self.path} (reductions.json)")
+        else:
+            items = iter_items(self.path, "reductions.item")
+        for item in items:
+            if isinstance(item, dict):
+                yield item
 
     def close(self) -> None:
         """Release the zip's file handles."""
@@ -357,13 +408,23 @@ class _Log:
         }
 
     def reported(self, arm: str, prefix_task: bool) -> dict[str, dict[str, float]]:
-        """What Inspect reported in the header: per score name, each metric's value."""
+        """What Inspect reported in the header: per score name, each metric's value.
+
+        A log reduced by several reducers reports each score once per reducer: those of
+        a reducer other than the primary (:meth:`reducers`) are keyed ``name@reducer``.
+        """
         results = self.header.get("results") or {}
         out: dict[str, float] = {}
+        primary = self.reducers()[0]
         for score in results.get("scores") or []:
+            if not isinstance(score, dict):
+                continue
             name = score.get("name")
             scorer = score.get("scorer") or name
             column = name if name == scorer else f"{scorer}.{name}"
+            reducer = score.get("reducer")
+            if reducer and reducer != primary:
+                column = f"{column}@{reducer}"
             for metric, value in (score.get("metrics") or {}).items():
                 number = value.get("value") if isinstance(value, dict) else None
                 if isinstance(number, int | float):
@@ -399,3 +460,63 @@ def _json_header(path: Path) -> dict[str, Any]:
             f"is not valid JSON ({first_line(exc)}); truncated?", Location(str(path))
         ) from None
     return {k: v for k, v in header.items() if k in _HEADER_KEYS}
+
+
+def _check_reductions(log: _Log, reader: _SampleRows, builder: ReportBuilder) -> None:
+    """Hold the primary reducer, applied to each case's epochs here, against the log's own.
+
+    Inspect writes each sample's reduced score (``reductions``); compare reduces the epochs
+    itself (``--reduce``, the log's reducer by default). Where the two differ for a case
+    (a mode whose tie Inspect broke between the letters I and N, both 0 here; a custom
+    reducer), the import says how many and which, so no figure differs in silence.
+    """
+    from evaldelta.stats._reducers import parse_reducer, reduce_values
+
+    name = log.reducers()[0]
+    if reader.case_key is not None:
+        return
+    try:
+        reducer = parse_reducer(name)
+    except ValueError:
+        builder.issue(
+            "custom_reducer",
+            f"the log reduces epochs with {name!r}, a reducer evaldelta does not apply: "
+            "compare reduces by the mean unless --reduce says otherwise",
+            log.path.name,
+        )
+        return
+    wanted = None if name == "mean" else name
+    for item in log.reductions():
+        if (item.get("reducer") or None) not in (wanted, name):
+            continue
+        scorer = str(item.get("scorer") or "")
+        for sample in item.get("samples") or []:
+            if not isinstance(sample, dict):
+                continue
+            case = reader.prefix + str(sample.get("id", sample.get("sample_id")))
+            value = sample.get("value")
+            parts = (
+                {f"{scorer}.{k}": v for k, v in value.items()}
+                if isinstance(value, dict)
+                else {f"{scorer}.{i}": v for i, v in enumerate(value)}
+                if isinstance(value, list)
+                else {scorer: value}
+            )
+            for column, reduced in parts.items():
+                epochs = reader.values.get((case, column))
+                if epochs is None:
+                    continue
+                ours = reduce_values(
+                    [math.nan if v is None else v for _, v in sorted(epochs)], reducer
+                )
+                theirs = score_value(reduced)[0]
+                same = (theirs is None and math.isnan(ours)) or (
+                    theirs is not None and not math.isnan(ours) and abs(ours - theirs) <= 1e-9
+                )
+                if not same:
+                    builder.issue(
+                        "reduced_differently",
+                        f"cases whose epochs, reduced by {name} here, differ from the log's "
+                        "own reduction (Inspect's figures use the log's)",
+                        f"{case} {column}: {ours:g} here, {theirs} in the log",
+                    )

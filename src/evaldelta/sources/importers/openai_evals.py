@@ -25,6 +25,7 @@ metric per grader result (``passed`` as 1/0, and ``<name>.score``), output =
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -115,6 +116,13 @@ def _record(
         raise UnreadableFileError(
             "has no spec line; not an oaieval record", Location(str(source.path))
         )
+    if not report:
+        builder.issue(
+            "no_final_report",
+            "the record has no final_report line (the run did not finish, or was cut): "
+            "evals' own figures are not there to check against",
+            source.path.name,
+        )
     fns = spec.get("completion_fns") or []
     arm = source.arm or "+".join(str(f) for f in fns) or "completion_fn"
     run_config = as_mapping(spec.get("run_config"))
@@ -167,14 +175,19 @@ def _sample_rows(
             "_line": line,
         }
         if index < len(events["match"]):
-            correct = events["match"][index].get("correct")
+            correct = as_mapping(events["match"][index]).get("correct")
             writer.metric("match")
             row["match"] = 1.0 if correct is True else 0.0 if correct is False else None
+            if not isinstance(correct, bool):
+                builder.issue(
+                    "match_not_boolean",
+                    "match events whose correct is not true or false (unscored)",
+                    f"{sample_id}: {str(correct)[:40]!r}",
+                )
         if index < len(events["metrics"]):
-            for key, value in (events["metrics"][index] or {}).items():
+            for key, value in as_mapping(events["metrics"][index]).items():
                 writer.metric(str(key))
-                number = isinstance(value, int | float) and not isinstance(value, bool)
-                row[str(key)] = float(value) if number else None
+                row[str(key)] = _metric_value(value, f"{sample_id} {key}", builder)
         if index < len(events["sampling"]):
             data = events["sampling"][index]
             sampled = data.get("sampled")
@@ -187,6 +200,27 @@ def _sample_rows(
             builder.issue("unscored_sample", "samples with no match or metrics event (unscored)",
                           sample_id)  # fmt: skip
         writer.add(row)
+
+
+def _metric_value(value: Any, label: str, builder: ReportBuilder) -> float | None:
+    """A metrics event's value as a score; what is no finite number is unscored, and said.
+
+    A model-graded eval records ``score: null`` when the grader's reply named no choice it
+    knows (``evals/elsuite/modelgraded``): that attempt has no score, and the import counts
+    it rather than leaving a silent gap.
+    """
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, int | float) and math.isfinite(value):
+        return float(value)
+    kind = "null" if value is None else "not a finite number"
+    builder.issue(
+        "metric_not_a_number",
+        "metrics values that are null or not a finite number (the grader's reply could not "
+        "be parsed?): unscored",
+        f"{label}={kind if value is None else str(value)[:40]!r}",
+    )
+    return None
 
 
 def _items(source: Source, head: bytes) -> Iterator[tuple[str, Any]]:
