@@ -89,14 +89,20 @@ def _plain(reducer: Reducer, score: ir.FloatingColumn, top: int) -> Any:
 
 
 def _mode(rows: ir.Table, keys: list[str], metric: str) -> ir.Table:
-    """Each case's most common value; on a tie, the one of the earliest attempt."""
+    """Each case's most common value; on a tie, the one of the earliest attempt.
+
+    Values are counted as the tool wrote them where the source keeps that
+    (``_tie_<metric>``: Inspect's letters I and N, both 0, are two values), else as numbers.
+    """
     scored = rows.filter(rows[metric].notnull())
-    counted = scored.group_by([*keys, metric]).aggregate(
-        _k=scored.count(), _first=scored.repeat.min()
+    tie = f"_tie_{metric[2:]}"
+    by = tie if tie in rows.columns else metric
+    counted = scored.group_by([*keys, by]).aggregate(
+        _k=scored.count(), _first=scored.repeat.min(), _v=scored[metric].min()
     )
     # most attempts first, then the earliest: one key, largest wins
     rank = counted._k.cast("int64") * (1 << 32) - counted._first
-    return counted.group_by(keys).aggregate(**{metric: counted[metric].argmax(rank)})
+    return counted.group_by(keys).aggregate(**{metric: counted._v.argmax(rank)})
 
 
 def reduce_repeats(

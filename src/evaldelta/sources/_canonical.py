@@ -156,6 +156,7 @@ def read_sources(
     has_model_used = any("model_used" in t.columns for t in tables)
     has_escalated = any("escalated" in t.columns for t in tables)
     upstream = _upstream_kinds(tables)
+    ties = [m for m in metrics if any(f"raw.{m}" in t.columns for t in tables)]
     projected: dict[bool, list[ir.Table]] = {True: [], False: []}
     for index, item in enumerate(opened):
         table = item.table
@@ -164,6 +165,7 @@ def read_sources(
             extra.update(_weight_columns(table))
         extra.update(_routing_columns(table, has_model_used, has_escalated))
         extra.update(_upstream_columns(table, upstream))
+        extra.update(_tie_columns(table, ties))
         for strip in (True, False):
             projected[strip].append(
                 _project(index, item, slice_columns, metrics, has_cluster, has_cost, extra, strip)
@@ -207,6 +209,23 @@ def _upstream_columns(table: ir.Table, kinds: tuple[str, ...]) -> dict[str, ir.V
             as_text(table[name]).strip().nullif("")
             if name in table.columns
             else ibis.null("string")
+        )
+    return out
+
+
+def _tie_columns(table: ir.Table, metrics: Sequence[str]) -> dict[str, ir.Value]:
+    """``_tie_<metric>``: the value as the tool wrote it (``raw.<metric>``), else as a number.
+
+    An Inspect score of I and one of N are both 0, but Inspect's ``mode`` reducer counts
+    them apart; its importer keeps the letter in ``raw.<metric>`` so a mode over repeats
+    (``engine/_repeats.py``) counts what Inspect counts.
+    """
+    out: dict[str, ir.Value] = {}
+    for name in metrics:
+        number = as_text(as_score(table[name]))
+        raw = f"raw.{name}"
+        out[f"_tie_{name}"] = (
+            as_text(table[raw]).fill_null(number) if raw in table.columns else number
         )
     return out
 

@@ -99,7 +99,7 @@ class _SampleRows:
         # each (case, column)'s (epoch, value)s, kept to check a reducer against the log's
         # own reductions (only when the log has several epochs)
         self.keep_values = log.epochs > 1
-        self.values: dict[tuple[str, str], list[tuple[int, float | None]]] = {}
+        self.values: dict[tuple[str, str], list[tuple[int, float | None, Any]]] = {}
         if case_key is not None and case_key != "id" and not case_key.startswith("metadata."):
             raise UsageError(
                 f"--case-key for Inspect logs is id or metadata.FIELD, not {case_key!r}"
@@ -253,8 +253,11 @@ class _SampleRows:
                 f"score_{kind}", message, f"{case} epoch {epoch} {column}={str(value)[:40]!r}"
             )
         row[column] = number
+        if isinstance(value, str):  # as Inspect wrote it: its mode reducer counts I and N apart
+            row[f"raw.{column}"] = value
         if self.keep_values:
-            self.values.setdefault((case, column), []).append((epoch, number))
+            tie = value if isinstance(value, str) else number
+            self.values.setdefault((case, column), []).append((epoch, number, tie))
 
 
 def _metadata(metadata: Any, row: dict[str, Any], prefix: str = "metadata.") -> None:

@@ -146,8 +146,13 @@ class InspectReader(Reader):
         defaults = (first_scorer,) if first_scorer else tuple(writer.metrics)[:1]
         opened = imported(
             source, con, writer, builder, pins=pins, default_metrics=defaults or ("score",),
-            unscored="its task has no scorer: score it with `inspect score LOG` (or "
-            "`evaldelta score`), then import the scored log",
+            unscored=(
+                "the run was not scored (inspect eval --no-score)"
+                if any(log.spec.get("scorers") for log in opened_logs)
+                else "its task has no scorer"
+            )
+            + ": score it with `inspect score LOG` (or `evaldelta score`), then import the "
+            "scored log",
         )  # fmt: skip
         if not lazy:
             return opened
@@ -506,9 +511,7 @@ def _check_reductions(log: _Log, reader: _SampleRows, builder: ReportBuilder) ->
                 epochs = reader.values.get((case, column))
                 if epochs is None:
                     continue
-                ours = reduce_values(
-                    [math.nan if v is None else v for _, v in sorted(epochs)], reducer
-                )
+                ours = _reduce(sorted(epochs, key=lambda e: e[0]), reducer, reduce_values)
                 theirs = score_value(reduced)[0]
                 same = (theirs is None and math.isnan(ours)) or (
                     theirs is not None and not math.isnan(ours) and abs(ours - theirs) <= 1e-9
@@ -520,3 +523,19 @@ def _check_reductions(log: _Log, reader: _SampleRows, builder: ReportBuilder) ->
                         "own reduction (Inspect's figures use the log's)",
                         f"{case} {column}: {ours:g} here, {theirs} in the log",
                     )
+
+
+def _reduce(epochs: list[tuple[int, float | None, Any]], reducer: Any, reduce_values: Any) -> float:
+    """One case's epochs reduced as compare reduces them (a mode counts Inspect's letters)."""
+    if reducer.kind != "mode":
+        return float(reduce_values([math.nan if v is None else v for _, v, _ in epochs], reducer))
+    counts: dict[Any, int] = {}
+    number: dict[Any, float] = {}
+    for _, value, tie in epochs:
+        if value is not None:
+            counts[tie] = counts.get(tie, 0) + 1
+            number[tie] = value
+    if not counts:
+        return math.nan
+    top = max(counts.values())
+    return next(number[t] for t, c in counts.items() if c == top)
