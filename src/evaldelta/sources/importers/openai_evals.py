@@ -116,6 +116,13 @@ def _record(
         raise UnreadableFileError(
             "has no spec line; not an oaieval record", Location(str(source.path))
         )
+    if not samples:
+        held = "its spec and final_report" if report else "only its spec"
+        raise UnreadableFileError(
+            f"is an oaieval record holding {held}, no event per sample: nothing to compare "
+            "case by case (the events were not recorded, or the run was cut before any)",
+            Location(str(source.path)),
+        )
     if not report:
         builder.issue(
             "no_final_report",
@@ -150,7 +157,8 @@ def _record(
             "max_samples": run_config.get("max_samples"),
         }
     }
-    defaults = ("match",) if "match" in writer.metrics else tuple(writer.metrics)[:1]
+    preferred = [m for m in ("match", "score") if m in writer.metrics]
+    defaults = tuple(preferred[:1]) or tuple(writer.metrics)[:1]
     return pins, defaults or ("match",)
 
 
@@ -186,6 +194,9 @@ def _sample_rows(
                 )
         if index < len(events["metrics"]):
             for key, value in as_mapping(events["metrics"][index]).items():
+                if isinstance(value, str):  # a label (a model-graded choice), not a score
+                    row[str(key)] = value
+                    continue
                 writer.metric(str(key))
                 row[str(key)] = _metric_value(value, f"{sample_id} {key}", builder)
         if index < len(events["sampling"]):

@@ -241,36 +241,64 @@ class _Rows:
         out["pass"] = 1.0 if success is True else 0.0 if success is False else None
         score = row.get("score")
         out["score"] = float(score) if isinstance(score, int | float) else None
-        components = _mapping(row.get("gradingResult")).get("componentResults")
-        if isinstance(components, list):
-            self._components(components, out)
+        grading = _mapping(row.get("gradingResult"))
+        if "namedScores" not in grading and isinstance(row.get("namedScores"), Mapping):
+            grading = {**grading, "namedScores": row["namedScores"]}
+        self._components(grading, out)
 
-    def _components(self, components: list[Any], out: dict[str, Any]) -> None:
-        named: dict[str, list[tuple[float, float]]] = {}
+    def _components(self, grading: Mapping[str, Any], out: dict[str, Any]) -> None:
+        """``check.<type>`` per assertion, and each named score as promptfoo scores the row.
+
+        An ``assert-set`` is one entry of ``componentResults`` without an ``assertion`` (its
+        metric, weight and threshold in ``metadata.assertionSet``), followed by copies of
+        its children, which it also nests: the set gives ``check.assert-set`` and each
+        child its own check, once. A named score is the row's own ``namedScores`` value
+        (what promptfoo reports, set weights and set metrics included); only a metric every
+        one of whose assertions has weight 0, which promptfoo reports as 0, takes the mean
+        of those assertions' scores instead (the import says so).
+        """
+        components = grading.get("componentResults")
         counts: dict[str, int] = {}
-        for comp in components:
+        zero: dict[str, list[float]] = {}
+        positive: set[str] = set()
+        for comp in components if isinstance(components, list) else []:
             if not isinstance(comp, Mapping):
                 continue
             assertion = _mapping(comp.get("assertion"))
+            if not assertion:
+                meta = _mapping(_mapping(comp.get("metadata")).get("assertionSet"))
+                assertion = {"type": meta.get("type") or "assert-set", **meta}
             kind = str(assertion.get("type") or "assertion")
             counts[kind] = counts.get(kind, 0) + 1
             column = f"check.{kind}" + (f".{counts[kind]}" if counts[kind] > 1 else "")
             weight = float(assertion["weight"]) if _number(assertion.get("weight")) else 1.0
             score = float(comp["score"]) if _number(comp.get("score")) else None
-            # a weight-0 assertion is forced to pass by promptfoo: its score is what it measured
-            out[column] = score if weight == 0 else (1.0 if comp.get("pass") is True else 0.0)
+            single = "assertion" in comp  # a single weight-0 assertion is forced to pass
+            # ... so its score is what it measured; a set's pass is its own
+            out[column] = (
+                score if weight == 0 and single else (1.0 if comp.get("pass") is True else 0.0)
+            )
             self.metrics.setdefault(column, None)
-            if assertion.get("metric") and score is not None:
-                named.setdefault(str(assertion["metric"]), []).append((weight, score))
-        for metric, parts in named.items():
-            total = sum(w for w, _ in parts)
-            if total == 0:
-                self.zero_weight_metrics.add(metric)
-                value = sum(s for _, s in parts) / len(parts)
+            metric = assertion.get("metric")
+            if metric and score is not None:
+                if weight == 0:
+                    zero.setdefault(str(metric), []).append(score)
+                else:
+                    positive.add(str(metric))
+        named = _mapping(grading.get("namedScores"))
+        weights = _mapping(grading.get("namedScoreWeights"))
+        for metric, value in named.items():
+            name = str(metric)
+            only_zero = (
+                weights.get(name) == 0 if name in weights else name in zero and name not in positive
+            )
+            if only_zero and zero.get(name):
+                self.zero_weight_metrics.add(name)
+                number: float | None = sum(zero[name]) / len(zero[name])
             else:
-                value = sum(w * s for w, s in parts) / total
-            column = metric if metric not in _RESERVED else f"named.{metric}"
-            out[column] = value
+                number = float(value) if _number(value) else None
+            column = name if name not in _RESERVED else f"named.{name}"
+            out[column] = number
             self.metrics.setdefault(column, None)
 
     def _pin(self, provider: str, prompt: str, row: Mapping[str, Any]) -> None:
@@ -372,8 +400,12 @@ def _reported(prompts: list[Any], mapper: _Rows) -> dict[str, dict[str, float]]:
             for k in ("testPassCount", "testFailCount", "testErrorCount", "score", "cost")
             if _number(metrics.get(k))
         }
+        weights = _mapping(metrics.get("namedScoreWeights"))
         for name, value in _mapping(metrics.get("namedScores")).items():
             if _number(value):
                 figures[f"namedScores.{name}"] = float(value)
+                # promptfoo sums each row's score times its weight: the mean divides back
+                if _number(weights.get(name)) and weights[name] > 0:
+                    figures[f"namedScores.{name}.mean"] = float(value) / float(weights[name])
         out[mapper.arm(provider, label)] = figures
     return out
