@@ -140,6 +140,15 @@ class InspectReader(Reader):
         finally:
             for log in opened_logs:
                 log.close()
+        if writer.rows == 0:
+            logged = all((log.spec.get("config") or {}).get("log_samples") is False
+                         for log in opened_logs)  # fmt: skip
+            raise UnreadableFileError(
+                "holds Inspect log headers without samples ("
+                + ("the run set log_samples=False" if logged else "none were written or kept")
+                + "): evaldelta compares sample by sample, so it needs the samples",
+                Location(str(source.path)),
+            )
         builder.tool_version = ", ".join(sorted(v for v in versions if v)) or None
         builder.reducer = "+".join(reducers) or None
         builder.mapped.extend(_MAPPED)

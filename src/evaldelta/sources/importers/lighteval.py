@@ -54,13 +54,17 @@ def _details_files(path: Path) -> list[Path]:
     if path.is_file():
         return [path] if _DETAILS.match(path.name) or _is_details(path) else []
     found = []
-    for depth in ("*", "*/*", "*/*/*", "*/*/*/*", "*/*/*/*/*"):
-        found += [p for p in path.glob(f"{depth}/details_*.parquet") if p.is_file()]
+    for depth in ("", "*/", "*/*/", "*/*/*/", "*/*/*/*/", "*/*/*/*/*/"):
+        found += [p for p in path.glob(f"{depth}details_*.parquet") if p.is_file()]
     return sorted(set(found))
 
 
 def _model_and_date(path: Path) -> tuple[str, str]:
-    """``.../details/<model parts>/<date>/details_...parquet`` -> (model, date)."""
+    """``.../details/<model parts>/<date>/details_...parquet`` -> (model, date).
+
+    Outside that layout (details files copied into a folder of their own), the model is
+    the folder's name and the date the one in the file's name.
+    """
     parts = path.parts
     date_dir = path.parent.name
     if "details" in parts:
@@ -68,6 +72,9 @@ def _model_and_date(path: Path) -> tuple[str, str]:
         model = "/".join(parts[i + 1 : -2])
         if model:
             return model, date_dir
+    named = _DETAILS.match(path.name)
+    if named is not None and named.group("date") not in date_dir:
+        return path.parent.name or "model", named.group("date")
     return path.parent.parent.name or "model", date_dir
 
 
@@ -193,9 +200,16 @@ def _read_details(
     try:
         table = pq.ParquetFile(str(path))
     except Exception as exc:
-        raise UnreadableFileError(
-            f"is not a readable Parquet file ({exc})", Location(str(path))
-        ) from exc
+        from evaldelta.sources._lookalike import lfs_pointer
+
+        with path.open("rb") as fh:
+            pointer = lfs_pointer(fh.read(200))
+        what = (
+            "is a Git LFS pointer, not the file it stands for (run `git lfs pull`)"
+            if pointer
+            else f"is not a readable Parquet file ({exc})"
+        )
+        raise UnreadableFileError(what, Location(str(path))) from exc
     index = 0
     seen: set[str] = set()
     for batch in table.iter_batches(batch_size=2048, columns=["doc", "metric", "model_response"]):
