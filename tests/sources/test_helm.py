@@ -73,9 +73,7 @@ def test_a_run_file_stands_for_its_run_folder(name: str, run_cli, tmp_path: Path
     assert out.is_file()
 
 
-@pytest.mark.parametrize(
-    "name", ["scenario.json", "instances.json", "display_predictions.json"]
-)
+@pytest.mark.parametrize("name", ["scenario.json", "instances.json", "display_predictions.json"])
 def test_helms_other_files_are_refused_in_one_line(name: str, run_cli) -> None:  # type: ignore[no-untyped-def]
     path = _run("evaldelta/parity-a") / name
     assert detect(path) == "helm"
@@ -109,7 +107,9 @@ def _second_entry(entries: list) -> int:  # type: ignore[type-arg]
     )
 
 
-def test_a_conflicting_duplicate_stat_is_one_line_naming_both_entries(tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_a_conflicting_duplicate_stat_is_one_line_naming_both_entries(
+    tmp_path: Path, run_cli
+) -> None:  # type: ignore[no-untyped-def]
     run, entries = _copy_run(tmp_path)
     second = _second_entry(entries)
     stat = dict(entries[second]["stats"][0])

@@ -82,8 +82,7 @@ def _resolve(path: Path) -> Path:
     what, _, stands_for_run = _FILES[path.name]
     if not stands_for_run:
         raise UnreadableFileError(
-            f"is HELM's {path.name} ({what}; it holds no scores): point at the run folder "
-            "it is in",
+            f"is HELM's {path.name} ({what}; it holds no scores): point at the run folder it is in",
             Location(str(path)),
         )
     if not (path.parent / _STATS).is_file():

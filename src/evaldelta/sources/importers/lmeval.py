@@ -432,6 +432,7 @@ class _TaskLines:
                     row[f"doc.{key}"] = scalar_text(value)
         names = self._metric_names(line)
         builder = self.rows.builder
+        label = f"{self.rows.arm}: {case_id if self.several else f'{self.task}/{case_id}'}"
         for name in names:
             value = line.get(name)
             self.rows.writer.metric(name)
@@ -443,14 +444,14 @@ class _TaskLines:
                     "metric_not_finite",
                     "per-line metric values that are NaN or Infinity, as lm-eval wrote them "
                     "(left unscored: one would make its metric's mean and interval undefined)",
-                    f"{self.task} {case_id} {name}={value}",
+                    f"{label} {name}={value}",
                 )
             else:
                 builder.issue(
                     "metric_not_a_number",
                     "per-line metric values that are not numbers (corpus-level metrics such as "
                     "bleu keep items, not scores; left unscored)",
-                    f"{self.task} {case_id} {name}",
+                    f"{label} {name}",
                 )
         main = self.primary if self.primary in names else (names[0] if names else None)
         row["score"] = row.get(main) if main else None
