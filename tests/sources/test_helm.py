@@ -10,7 +10,9 @@ the fixture script copied them into MANIFEST.json.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,7 +21,7 @@ from evaldelta.comparison import compare
 from evaldelta.sources import Source, detect, open_sources
 from evaldelta.sources._fetch import rows
 
-from ..conftest import one_line_error
+from ..conftest import ROOT, one_line_error
 from .helpers import LOGS, arm_slice, manifest
 
 JURY = LOGS / "helm" / "v0.5.16-jury" / "benchmark_output" / "runs" / "jury"
@@ -144,3 +146,23 @@ def test_an_infinite_stat_is_unscored_and_counted(tmp_path: Path) -> None:
     assert issue.count == 1 and "jury_score=inf" in issue.examples[0]
     table = opened.table
     assert len(rows(table.filter(table.jury_score.isnull()).select("case_id"))) == 1
+
+
+@pytest.mark.slow
+def test_jury_fixture_regenerated(tmp_path: Path) -> None:
+    """tools/fixtures/helm/make_fixtures.sh with HELM_SUITE=jury, when crfm-helm is here."""
+    exe = os.environ.get("EVALDELTA_HELM_RUN") or shutil.which("helm-run")
+    if exe is None:
+        pytest.skip("crfm-helm is not installed (set EVALDELTA_HELM_RUN)")
+    out = tmp_path / "jury"
+    script = ROOT / "tools" / "fixtures" / "helm" / "make_fixtures.sh"
+    env = {**os.environ, "HELM_RUN": exe, "HELM_SUITE": "jury"}
+    subprocess.run(["bash", str(script), "--out", str(out)], check=True, capture_output=True,
+                   timeout=900, env=env)  # fmt: skip
+    fresh = json.loads((out / "MANIFEST.json").read_text())["runs"]
+    result = compare([out / "benchmark_output" / "runs" / "jury"], metrics=["jury_score"],
+                     by=["perturbation"])  # fmt: skip
+    for run in fresh.values():
+        assert run["entries_per_key"] == [2]
+        ours = arm_slice(result, "jury_score", run["model"], "original").estimate.estimate
+        assert ours == pytest.approx(run["stats_json_reported"]["jury_score"]["mean"])

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,7 @@ from evaldelta.comparison import compare
 from evaldelta.sources import ReadOptions, Source, detect, open_sources
 from evaldelta.sources._fetch import rows
 
-from ..conftest import one_line_error
+from ..conftest import ROOT, one_line_error
 from .helpers import LOGS, arm_slice, manifest
 
 VERSIONS = ("v0.4.3", "v0.4.5", "v0.4.13-named")
@@ -247,3 +249,24 @@ def test_damaged_results_are_never_an_internal_error(
     assert out.code in (0, 2), out.err
     if out.code == 2:
         one_line_error(out, str(path.name))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("env", "set_name"), [("EVALDELTA_LM_EVAL_LEGACY", "legacy"), ("EVALDELTA_LM_EVAL", "named")]
+)
+def test_regenerated(env: str, set_name: str, tmp_path: Path) -> None:
+    """make_fixtures.sh with LMEVAL_SET=legacy (an lm-eval 0.4.3-0.4.6) or named (0.4.9-)."""
+    exe = os.environ.get(env)
+    if exe is None:
+        pytest.skip(f"set {env} to an lm_eval executable")
+    out = tmp_path / set_name
+    script = ROOT / "tools" / "fixtures" / "lmeval" / "make_fixtures.sh"
+    env = {**os.environ, "LM_EVAL": exe, "LMEVAL_SET": set_name}
+    subprocess.run(["bash", str(script), "--out", str(out)], check=True, capture_output=True,
+                   timeout=900, env=env)  # fmt: skip
+    fresh = json.loads((out / "MANIFEST.json").read_text())
+    result = compare([out], metrics=["acc"], by=["task"])
+    for entry in fresh["arms"]:
+        ours = arm_slice(result, "acc", _arm(entry), "evaldelta_mc").estimate.estimate
+        assert ours == pytest.approx(entry["reported"]["results"]["evaldelta_mc"]["acc,none"])
