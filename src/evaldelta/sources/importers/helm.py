@@ -60,8 +60,9 @@ _PREFERRED = ("exact_match", "quasi_exact_match", "prefix_exact_match", "f1_scor
 # its run folder). helm-run writes the first five, helm-summarize the display files.
 _FILES: dict[str, tuple[str, tuple[bytes, ...], bool]] = {
     "run_spec.json": ("the run's spec", (b'"scenario_spec"', b'"adapter_spec"'), True),
-    "stats.json": ("the run's aggregate stats", (b'"name"', b'"count"'), True),
-    "scenario.json": ("the scenario's description", (b'"name"', b'"description"'), False),
+    "stats.json": ("the run's aggregate stats", (b'"name": {', b'"count"'), True),
+    "scenario.json": ("the scenario's description", (b'"name"', b'"description"', b'"tags"'),
+                      False),
     "scenario_state.json": ("the run's requests", (b'"adapter_spec"', b'"request_states"'),
                             False),
     "instances.json": ("the run's instances", (b'"input"', b'"references"'), False),

@@ -77,7 +77,7 @@ def _run_of_file(path: Path, builder: ReportBuilder) -> LmEvalRun:
     """The run one file names: a samples file of any release, or a results file."""
     head = _head(path)
     m = SAMPLES.match(path.name)
-    if m is not None or (path.suffix == ".jsonl" and is_samples_line(head)):
+    if m is not None or is_samples_line(head):
         date = m.group("date") if m is not None else ""
         task = m.group("task") if m is not None else path.stem
         results_path = results_beside(path, date) if date else None
@@ -160,9 +160,7 @@ class LmEvalReader(Reader):
         """A samples file of any release, a results file, or a folder holding results."""
         if path.is_dir():
             return bool(results_files(path))
-        if SAMPLES.match(path.name) or path.suffix == ".jsonl":
-            return is_samples_line(head) or is_legacy_samples(head)
-        return path.suffix == ".json" and is_results(head)
+        return is_samples_line(head) or is_legacy_samples(head) or is_results(head)
 
     def open(self, source: Source, con: Any, options: ReadOptions) -> Opened:
         """Read the chosen filter's lines of every task of every run into rows."""
