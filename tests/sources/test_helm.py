@@ -166,3 +166,44 @@ def test_jury_fixture_regenerated(tmp_path: Path) -> None:
         assert run["entries_per_key"] == [2]
         ours = arm_slice(result, "jury_score", run["model"], "original").estimate.estimate
         assert ours == pytest.approx(run["stats_json_reported"]["jury_score"]["mean"])
+
+
+@pytest.mark.parametrize(
+    ("name", "damage"),
+    [
+        ("run_spec.json", {"adapter_spec": ["not", "a", "mapping"], "metric_specs": [1, "x"]}),
+        ("run_spec.json", {"groups": {"a": 1}, "scenario_spec": 3}),
+        ("per_instance_stats.json", [{"instance_id": "id0", "stats": {"a": 1}}]),
+        ("per_instance_stats.json", [{"instance_id": "id0", "train_trial_index": "1"}]),
+        ("per_instance_stats.json", [{"instance_id": "id0", "stats": [{"name": "x"}, 3]}]),
+        (
+            "per_instance_stats.json",
+            [
+                {
+                    "instance_id": "id0",
+                    "perturbation": [1],
+                    "stats": [{"name": {"name": "m"}, "count": 1, "mean": "high"}],
+                }
+            ],
+        ),
+        (
+            "display_predictions.json",
+            [{"instance_id": "id0", "train_trial_index": "x", "predicted_text": "A"}, 5],
+        ),
+        ("stats.json", {"not": "a list"}),
+    ],
+)
+def test_damaged_helm_files_are_never_an_internal_error(
+    name: str, damage: object, tmp_path: Path, run_cli
+) -> None:  # type: ignore[no-untyped-def]
+    run, _ = _copy_run(tmp_path)
+    path = run / name
+    if isinstance(damage, dict) and name == "run_spec.json":
+        spec = json.loads(path.read_text())
+        spec.update(damage)
+        damage = spec
+    path.write_text(json.dumps(damage))
+    out = run_cli("import", "helm", run, "-o", tmp_path / "o.parquet")
+    assert out.code in (0, 2), out.err
+    if out.code == 2:
+        one_line_error(out, "run")

@@ -46,7 +46,7 @@ from evaldelta.sources._registry import HEAD_BYTES, Opened, Reader, register
 from evaldelta.sources._report import ReportBuilder
 from evaldelta.sources._rowfile import RowWriter
 from evaldelta.sources._source import ReadOptions, Source
-from evaldelta.sources.importers._common import imported
+from evaldelta.sources.importers._common import as_mapping, imported
 from evaldelta.sources.importers._json import loads
 
 __all__ = ["HelmReader"]
@@ -145,7 +145,9 @@ class HelmReader(Reader):
             )
         builder = ReportBuilder("helm", str(source.path), "crfm-helm", strict=options.strict)
         specs = [(run, _spec(run)) for run in runs]
-        models = [str((s.get("adapter_spec") or {}).get("model") or run.name) for run, s in specs]
+        models = [
+            str(as_mapping(s.get("adapter_spec")).get("model") or run.name) for run, s in specs
+        ]
         if source.arm is not None and len(set(models)) > 1:
             raise UsageError(
                 f"--arm {source.arm}={source.path}: the suite holds several models "
@@ -186,6 +188,10 @@ def _spec(run: Path) -> dict[str, Any]:
     return loaded if isinstance(loaded, dict) else {}
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _scenario(run: Path, spec: Mapping[str, Any]) -> str:
     groups = spec.get("groups")
     if isinstance(groups, list) and groups:
@@ -194,7 +200,7 @@ def _scenario(run: Path, spec: Mapping[str, Any]) -> str:
 
 
 def _pins(spec: Mapping[str, Any]) -> dict[str, Any]:
-    adapter = dict(spec.get("adapter_spec") or {})
+    adapter = dict(as_mapping(spec.get("adapter_spec")))
     model = adapter.pop("model", None)
     deployment = adapter.pop("model_deployment", None)  # where the model is served: its host
     return {
@@ -202,7 +208,7 @@ def _pins(spec: Mapping[str, Any]) -> dict[str, Any]:
         "provider": deployment,
         "adapter": adapter,
         "scenario": spec.get("scenario_spec") or {},
-        "metric_specs": [m.get("class_name") for m in spec.get("metric_specs") or []],
+        "metric_specs": [as_mapping(m).get("class_name") for m in _list(spec.get("metric_specs"))],
         "data_augmenter": spec.get("data_augmenter_spec") or {},
     }
 
@@ -244,8 +250,10 @@ class _RunRows:
         loaded = _read(path)
         for p in loaded if isinstance(loaded, list) else []:
             if isinstance(p, dict) and isinstance(p.get("predicted_text"), str):
-                key = (str(p.get("instance_id")), int(p.get("train_trial_index") or 0),
-                       _perturbation(p))  # fmt: skip
+                trial = p.get("train_trial_index") or 0
+                if not isinstance(trial, int):
+                    continue  # not a prediction this importer can place; outputs are extras
+                key = (str(p.get("instance_id")), trial, _perturbation(p))
                 out[key] = p["predicted_text"]
         return out
 
@@ -324,6 +332,12 @@ class _RunRows:
             count = stat.get("count") or 0
             mean = stat.get("mean")
             value = float(mean) if count and isinstance(mean, int | float) else None
+            if count and value is None:
+                self.builder.issue(
+                    "stat_not_a_number",
+                    "per-instance stats with observations but no numeric mean (left unscored)",
+                    f"{self.run.name} entry {index} {metric}={mean!r}",
+                )
             if value is not None and not math.isfinite(value):
                 self.builder.issue(
                     "stat_not_finite",
