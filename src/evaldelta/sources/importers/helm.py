@@ -224,8 +224,9 @@ def _reported(run: Path, prefix: str) -> dict[str, float]:
         name = stat.get("name") if isinstance(stat, dict) else None
         if not isinstance(name, dict) or name.get("perturbation") or name.get("sub_split"):
             continue
-        if isinstance(stat.get("mean"), int | float):
-            out[f"{prefix}{name.get('name')}.{name.get('split')}"] = float(stat["mean"])
+        mean = stat.get("mean")
+        if isinstance(mean, int | float) and math.isfinite(mean):  # Infinity is not a figure
+            out[f"{prefix}{name.get('name')}.{name.get('split')}"] = float(mean)
     return out
 
 
