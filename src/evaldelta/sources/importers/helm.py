@@ -357,9 +357,14 @@ class _RunRows:
             if column in attempt.sources:
                 first, before = attempt.sources[column]
                 if before is not None and value is not None and not _same(before, value):
+                    where = (
+                        "earlier in this entry"
+                        if first == index
+                        else f"in entry {first} (two metric classes disagree)"
+                    )
                     raise BadValueError(
                         f"stat {metric!r} of {attempt.label} is {value!r} here but "
-                        f"{before!r} in entry {first} (two metric classes disagree)",
+                        f"{before!r} {where}",
                         Location(f"{path} (entry {index})", None, metric, value),
                     )
                 if before is not None:
