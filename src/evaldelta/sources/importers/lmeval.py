@@ -62,6 +62,10 @@ _FIXED = frozenset({
     "doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "doc_hash",
     "prompt_hash", "target_hash", "filter", "metrics",
 })  # fmt: skip
+_LEGACY = (
+    "lines naming no filter or metrics (lm-eval up to 0.4.6): metrics <- the line's other "
+    "top-level keys; a document's k-th line <- the task's k-th filter"
+)
 _NO_SAMPLES = (
     "run lm-eval with --log_samples and point at its output folder, a samples_<task>_<date>"
     ".jsonl file, or a results file holding its samples"
@@ -408,6 +412,8 @@ class _TaskLines:
         listed = line.get("metrics")
         if isinstance(listed, list):
             return [m for m in listed if isinstance(m, str)]
+        if _LEGACY not in self.rows.builder.mapped:
+            self.rows.builder.mapped.append(_LEGACY)
         return [str(k) for k in line if k not in _FIXED]
 
     def _row(
