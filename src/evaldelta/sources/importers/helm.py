@@ -3,7 +3,15 @@
 Learned from HELM's own writer (``helm/benchmark/metrics/metric.py``: ``PerInstanceStats``;
 ``helm/benchmark/metrics/statistic.py``; ``helm/benchmark/runner.py``). A source is one run
 folder (``benchmark_output/runs/<suite>/<run name>/``), its ``per_instance_stats.json``, or
-a suite folder of run folders (one arm per model).
+a suite folder of run folders (one arm per model); its ``run_spec.json`` or ``stats.json``
+stands for its run folder. HELM's other files (``scenario.json``, ``instances.json``, ...)
+hold no scores: each is refused in one line that says to point at its run folder.
+
+HELM writes one ``per_instance_stats.json`` entry per (instance, trial, perturbation) per
+metric class (``runner.py`` extends the list once per metric: a safety run's
+``SafetyScoreMetric`` and ``SafetyBasicGenerationMetric``, a jury run's ``LLMJuryMetric``
+and ``BasicGenerationMetric``): those entries are one attempt holding every stat. The same
+stat with two different values in them is an error naming both entries.
 
 ==================  =============================================================
 arm                 ``run_spec.adapter_spec.model``
@@ -11,8 +19,9 @@ case_id             ``instance_id``; a perturbed instance is its own case
                     (``id60|lowercase``), so original and perturbed never mix
                     (``scenario/instance_id`` when a suite holds several scenarios)
 repeat              ``train_trial_index`` (HELM's trials of in-context examples)
-metrics             one per stat name (``exact_match``, ``quasi_exact_match``, ...): the
-                    instance's ``mean``; a stat with no observation is unscored
+metrics             one per stat name (``exact_match``, ``jury_score``, ...): the
+                    instance's ``mean``; a stat with no observation is unscored, and
+                    so is an infinite one (counted as an issue)
 slice columns       ``perturbation`` (``original`` or its name), ``split``,
                     ``scenario``
 tokens, latency     ``num_prompt_tokens``, ``num_completion_tokens``, ``inference_runtime``
@@ -27,16 +36,17 @@ over trials: with every instance in every trial it equals the mean of case means
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from evaldelta.errors import BadValueError, Location, UnreadableFileError, UsageError
-from evaldelta.sources._registry import Opened, Reader, register
+from evaldelta.sources._registry import HEAD_BYTES, Opened, Reader, register
 from evaldelta.sources._report import ReportBuilder
 from evaldelta.sources._rowfile import RowWriter
 from evaldelta.sources._source import ReadOptions, Source
-from evaldelta.sources.importers._common import imported
+from evaldelta.sources.importers._common import as_mapping, imported
 from evaldelta.sources.importers._json import loads
 
 __all__ = ["HelmReader"]
@@ -44,6 +54,45 @@ __all__ = ["HelmReader"]
 _STATS = "per_instance_stats.json"
 _USAGE = {"num_prompt_tokens": "input_tokens", "num_completion_tokens": "output_tokens"}
 _PREFERRED = ("exact_match", "quasi_exact_match", "prefix_exact_match", "f1_score")
+
+
+# HELM's other files in a run folder: (what each holds, signature, whether it stands for
+# its run folder). helm-run writes the first five, helm-summarize the display files.
+_FILES: dict[str, tuple[str, tuple[bytes, ...], bool]] = {
+    "run_spec.json": ("the run's spec", (b'"scenario_spec"', b'"adapter_spec"'), True),
+    "stats.json": ("the run's aggregate stats", (b'"name": {', b'"count"'), True),
+    "scenario.json": ("the scenario's description", (b'"name"', b'"description"', b'"tags"'),
+                      False),
+    "scenario_state.json": ("the run's requests", (b'"adapter_spec"', b'"request_states"'),
+                            False),
+    "instances.json": ("the run's instances", (b'"input"', b'"references"'), False),
+    "display_predictions.json": ("predictions for display", (b'"instance_id"',), False),
+    "display_requests.json": ("requests for display", (b'"instance_id"',), False),
+}  # fmt: skip
+
+
+def _helm_file(path: Path, head: bytes) -> bool:
+    known = _FILES.get(path.name)
+    return known is not None and all(sig in head for sig in known[1])
+
+
+def _resolve(path: Path) -> Path:
+    """A HELM file that stands for its run folder: the folder; any other HELM file: an error."""
+    if path.is_dir() or path.name == _STATS or path.name not in _FILES:
+        return path
+    what, _, stands_for_run = _FILES[path.name]
+    if not stands_for_run:
+        raise UnreadableFileError(
+            f"is HELM's {path.name} ({what}; it holds no scores): point at the run folder it is in",
+            Location(str(path)),
+        )
+    if not (path.parent / _STATS).is_file():
+        raise UnreadableFileError(
+            f"is HELM's {path.name} ({what}), but its folder holds no {_STATS} (helm-run "
+            "writes both into the run folder): point at a run folder",
+            Location(str(path)),
+        )
+    return path.parent
 
 
 def _run_folders(path: Path) -> list[Path]:
@@ -78,19 +127,27 @@ class HelmReader(Reader):
     def sniff(cls, path: Path, head: bytes) -> bool:
         """A run folder, a suite folder of them, or a per_instance_stats.json file."""
         if path.is_file():
-            return path.name == _STATS and b'"instance_id"' in head
+            return (path.name == _STATS and b'"instance_id"' in head) or _helm_file(path, head)
         return bool(_run_folders(path))
 
     def open(self, source: Source, con: Any, options: ReadOptions) -> Opened:
         """Read every run folder's per-instance stats into rows."""
-        runs = _run_folders(source.path)
+        if source.path.is_file() and source.path.name in _FILES:
+            with source.path.open("rb") as fh:
+                if not _helm_file(source.path, fh.read(HEAD_BYTES)):
+                    raise UnreadableFileError(
+                        f"is not HELM's {source.path.name}", Location(str(source.path))
+                    )
+        runs = _run_folders(_resolve(source.path))
         if not runs:
             raise UnreadableFileError(
                 f"holds no HELM run folder (a folder with {_STATS})", Location(str(source.path))
             )
         builder = ReportBuilder("helm", str(source.path), "crfm-helm", strict=options.strict)
         specs = [(run, _spec(run)) for run in runs]
-        models = [str((s.get("adapter_spec") or {}).get("model") or run.name) for run, s in specs]
+        models = [
+            str(as_mapping(s.get("adapter_spec")).get("model") or run.name) for run, s in specs
+        ]
         if source.arm is not None and len(set(models)) > 1:
             raise UsageError(
                 f"--arm {source.arm}={source.path}: the suite holds several models "
@@ -131,6 +188,10 @@ def _spec(run: Path) -> dict[str, Any]:
     return loaded if isinstance(loaded, dict) else {}
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _scenario(run: Path, spec: Mapping[str, Any]) -> str:
     groups = spec.get("groups")
     if isinstance(groups, list) and groups:
@@ -139,7 +200,7 @@ def _scenario(run: Path, spec: Mapping[str, Any]) -> str:
 
 
 def _pins(spec: Mapping[str, Any]) -> dict[str, Any]:
-    adapter = dict(spec.get("adapter_spec") or {})
+    adapter = dict(as_mapping(spec.get("adapter_spec")))
     model = adapter.pop("model", None)
     deployment = adapter.pop("model_deployment", None)  # where the model is served: its host
     return {
@@ -147,7 +208,7 @@ def _pins(spec: Mapping[str, Any]) -> dict[str, Any]:
         "provider": deployment,
         "adapter": adapter,
         "scenario": spec.get("scenario_spec") or {},
-        "metric_specs": [m.get("class_name") for m in spec.get("metric_specs") or []],
+        "metric_specs": [as_mapping(m).get("class_name") for m in _list(spec.get("metric_specs"))],
         "data_augmenter": spec.get("data_augmenter_spec") or {},
     }
 
@@ -163,8 +224,9 @@ def _reported(run: Path, prefix: str) -> dict[str, float]:
         name = stat.get("name") if isinstance(stat, dict) else None
         if not isinstance(name, dict) or name.get("perturbation") or name.get("sub_split"):
             continue
-        if isinstance(stat.get("mean"), int | float):
-            out[f"{prefix}{name.get('name')}.{name.get('split')}"] = float(stat["mean"])
+        mean = stat.get("mean")
+        if isinstance(mean, int | float) and math.isfinite(mean):  # Infinity is not a figure
+            out[f"{prefix}{name.get('name')}.{name.get('split')}"] = float(mean)
     return out
 
 
@@ -189,8 +251,10 @@ class _RunRows:
         loaded = _read(path)
         for p in loaded if isinstance(loaded, list) else []:
             if isinstance(p, dict) and isinstance(p.get("predicted_text"), str):
-                key = (str(p.get("instance_id")), int(p.get("train_trial_index") or 0),
-                       _perturbation(p))  # fmt: skip
+                trial = p.get("train_trial_index") or 0
+                if not isinstance(trial, int):
+                    continue  # not a prediction this importer can place; outputs are extras
+                key = (str(p.get("instance_id")), trial, _perturbation(p))
                 out[key] = p["predicted_text"]
         return out
 
@@ -200,7 +264,7 @@ class _RunRows:
         if not isinstance(entries, list):
             raise UnreadableFileError("is not a list of per-instance stats", Location(str(path)))
         outputs = self._predictions()
-        seen: set[tuple[str, int]] = set()
+        attempts: dict[tuple[str, int], _Attempt] = {}
         for index, entry in enumerate(entries):
             if not isinstance(entry, dict) or entry.get("instance_id") is None:
                 raise BadValueError(
@@ -211,47 +275,114 @@ class _RunRows:
             instance = str(entry["instance_id"])
             case_id = self.prefix + (instance if pert == "original" else f"{instance}|{pert}")
             trial = entry.get("train_trial_index") or 0
-            if not isinstance(trial, int):
+            if not isinstance(trial, int) or isinstance(trial, bool):
                 raise BadValueError(
                     "train_trial_index is not an integer",
                     Location(f"{path} (entry {index})", None, "train_trial_index", trial),
                 )
-            if (case_id, trial) in seen:
+            stats = entry.get("stats") or []
+            if not isinstance(stats, list):
                 raise BadValueError(
-                    f"instance {instance!r} ({pert}) appears twice in trial {trial}",
-                    Location(f"{path} (entry {index})", None, "instance_id", instance),
+                    "stats is not a list", Location(f"{path} (entry {index})", None, "stats")
                 )
-            seen.add((case_id, trial))
-            row: dict[str, Any] = {
-                "case_id": case_id,
-                "arm": self.arm,
-                "repeat": trial,
-                "instance_id": instance,
-                "perturbation": pert,
-                "scenario": self.scenario,
-                "_where": f"entry {index} (instance {instance!r}, trial {trial}, {pert})",
-            }
-            self._stats(entry.get("stats") or [], row)
+            # One entry per metric class for the same (instance, trial, perturbation): the
+            # entries of all classes are one attempt.
+            attempt = attempts.get((case_id, trial))
+            if attempt is None:
+                attempt = attempts[(case_id, trial)] = _Attempt(
+                    {
+                        "case_id": case_id,
+                        "arm": self.arm,
+                        "repeat": trial,
+                        "instance_id": instance,
+                        "perturbation": pert,
+                        "scenario": self.scenario,
+                    },
+                    f"instance {instance!r}, trial {trial}, {pert}",
+                )
+            attempt.entries.append(index)
+            self._stats(stats, attempt, path, index)
+        scored = False
+        for (_, trial), attempt in attempts.items():
+            row = attempt.row
+            numbers = ", ".join(map(str, attempt.entries))
+            label = "entries" if len(attempt.entries) > 1 else "entry"
+            row["_where"] = f"{label} {numbers} ({attempt.label})"
+            scored = scored or any(row.get(m) is not None for m in attempt.metrics)
+            instance, pert = row["instance_id"], row["perturbation"]
             text = outputs.get((instance, trial, pert))
             if text is not None:
                 row["output"] = text
             self.writer.add(row)
+        if attempts and not scored:
+            self.builder.issue(
+                "no_scores",
+                "runs whose per-instance stats hold no score (every attempt is unlabeled)",
+                self.run.name,
+            )
 
-    def _stats(self, stats: list[Any], row: dict[str, Any]) -> None:
+    def _stats(self, stats: list[Any], attempt: _Attempt, path: Path, index: int) -> None:
+        row = attempt.row
         for stat in stats:
             name = stat.get("name") if isinstance(stat, dict) else None
             if not isinstance(name, dict) or not name.get("name"):
                 continue
             metric = str(name["name"])
-            row.setdefault("split", name.get("split"))
+            if row.get("split") is None and name.get("split") is not None:
+                row["split"] = str(name["split"])
             count = stat.get("count") or 0
-            value = (
-                float(stat["mean"]) if count and isinstance(stat.get("mean"), int | float) else None
-            )
-            if metric in _USAGE:
-                row[_USAGE[metric]] = int(value) if value is not None else None
-            elif metric == "inference_runtime":
-                row["latency_ms"] = value * 1000.0 if value is not None else None
-            else:
+            mean = stat.get("mean")
+            value = float(mean) if count and isinstance(mean, int | float) else None
+            if count and value is None:
+                self.builder.issue(
+                    "stat_not_a_number",
+                    "per-instance stats with observations but no numeric mean (left unscored)",
+                    f"{self.run.name} entry {index} {metric}={mean!r}",
+                )
+            if value is not None and not math.isfinite(value):
+                self.builder.issue(
+                    "stat_not_finite",
+                    "per-instance stats whose mean is infinite, as HELM wrote it (left "
+                    "unscored: one would make its metric's mean and interval undefined)",
+                    f"{self.run.name} entry {index} {metric}={value}",
+                )
+                value = None
+            column = _USAGE.get(metric) or ("latency_ms" if metric == "inference_runtime" else None)
+            if column is None:
                 self.writer.metric(metric)
-                row[metric] = value
+                attempt.metrics.add(metric)
+                column = metric
+            elif value is not None:
+                value = int(value) if metric in _USAGE else value * 1000.0
+            if column in attempt.sources:
+                first, before = attempt.sources[column]
+                if before is not None and value is not None and not _same(before, value):
+                    where = (
+                        "earlier in this entry"
+                        if first == index
+                        else f"in entry {first} (two metric classes disagree)"
+                    )
+                    raise BadValueError(
+                        f"stat {metric!r} of {attempt.label} is {value!r} here but "
+                        f"{before!r} {where}",
+                        Location(f"{path} (entry {index})", None, metric, value),
+                    )
+                if before is not None:
+                    continue
+            attempt.sources[column] = (index, value)
+            row[column] = value
+
+
+def _same(a: float, b: float) -> bool:
+    return a == b or math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-15)
+
+
+class _Attempt:
+    """The entries of one (instance, trial, perturbation), merged into one row."""
+
+    def __init__(self, row: dict[str, Any], label: str) -> None:
+        self.row = row
+        self.label = label
+        self.entries: list[int] = []
+        self.metrics: set[str] = set()
+        self.sources: dict[str, tuple[int, float | None]] = {}  # column -> (entry, value)
