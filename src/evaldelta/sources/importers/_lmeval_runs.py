@@ -107,6 +107,14 @@ def results_files(folder: Path) -> list[Path]:
     return found
 
 
+def _holds_lines(path: Path) -> bool:
+    """A ``<model_args>_<task>.jsonl`` holding one object per line, not one array.
+
+    The 2023 pre-releases wrote lines; 0.4.0 to 0.4.2 wrote one indented array.
+    """
+    return _head(path).lstrip()[:1] == b"{"
+
+
 @dataclass
 class TaskSamples:
     """One task's logged samples, wherever the release put them."""
@@ -118,7 +126,7 @@ class TaskSamples:
 
     def __iter__(self) -> Iterator[tuple[int | None, Any, str]]:
         """(line number or None, sample, where a person finds it) for each sample."""
-        if self.kind == "lines":
+        if self.kind == "lines" or (self.kind == "array" and _holds_lines(self.path)):
             for number, line in read_json_lines(self.path):
                 yield number, line, f"{self.path.name} line {number}"
             return
