@@ -98,8 +98,11 @@ class InspectReader(Reader):
             raise UnreadableFileError("holds no Inspect AI logs", Location(str(source.path)))
         builder = ReportBuilder("inspect", str(source.path), "inspect_ai", strict=options.strict)
         writer = RowWriter()
-        opened_logs = [_Log.open(p) for p in logs]
-        opened_logs = _latest_per_task_and_model(opened_logs, builder)
+        every = [_Log.open(p) for p in logs]
+        opened_logs = _latest_per_task_and_model(every, builder)
+        for log in every:
+            if log not in opened_logs:
+                log.close()  # an eval set's superseded retry
         tasks = {log.task for log in opened_logs}
         if source.arm is not None and len({log.model for log in opened_logs}) > 1:
             raise UsageError(
