@@ -24,10 +24,13 @@ from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
 
+from evaldelta import _limits
+from evaldelta._json_bounds import check_json, nests_too_deep
+from evaldelta._limits import too_deep
 from evaldelta.checks._dates import commitment_dates, is_negated, normalize_text
 from evaldelta.checks._patterns import PatternTimeout, UserPattern, compile_pattern
 from evaldelta.checks._spec import CheckSpec
-from evaldelta.errors import BadValueError, Location
+from evaldelta.errors import BadValueError, ChecksFileError, Location
 
 __all__ = ["Check", "CheckResult", "build_check", "split_values", "timed_out"]
 
@@ -80,7 +83,7 @@ def split_values(value: Any) -> list[str]:
     if isinstance(value, list | tuple):
         return [str(v).strip() for v in value if str(v).strip()]
     text = str(value).strip()
-    if text.startswith("["):
+    if text.startswith("[") and not nests_too_deep(text):
         try:
             parsed = json.loads(text)
         except ValueError:
@@ -265,10 +268,19 @@ def _allowed_values(spec: CheckSpec) -> Check:
 
 
 def parse_json_reply(output: str) -> Any:
-    """The reply as JSON (a surrounding ```json fence is allowed); raises ValueError."""
+    """The reply as JSON (a surrounding ```json fence is allowed); raises ValueError.
+
+    A reply nested past :data:`~evaldelta._limits.MAX_DEPTH` is not read (ValueError).
+    """
     text = output.strip()
-    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, re.DOTALL | re.IGNORECASE)
-    return json.loads(fenced.group(1) if fenced else text)
+    if len(text) >= 6 and text.startswith("```") and text.endswith("```"):
+        text = text[3:-3]
+        if text[:4].lower() == "json":
+            text = text[4:]
+        text = text.strip()
+    if nests_too_deep(text):
+        raise ValueError(too_deep("JSON"))
+    return json.loads(text)
 
 
 def _json_schema(spec: CheckSpec) -> Check:
@@ -278,17 +290,7 @@ def _json_schema(spec: CheckSpec) -> Check:
             "a json_schema check needs exactly one of 'schema' or 'schema_file'",
             "json_schema",
         )
-    if "schema_file" in spec.options:
-        rel = _str(spec, "schema_file")
-        path = Path(spec.path).parent / rel
-        try:
-            schema = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise spec.error(
-                "schema_file", f"cannot read a JSON schema from {path}: {exc}"
-            ) from None
-    else:
-        schema = spec.options["schema"]
+    schema = _schema(spec)
     key = "schema_file" if "schema_file" in spec.options else "schema"
     if not isinstance(schema, dict):
         raise spec.error(key, "a JSON schema must be a mapping")
@@ -297,6 +299,8 @@ def _json_schema(spec: CheckSpec) -> Check:
         cls.check_schema(schema)
     except jsonschema.SchemaError as exc:
         raise spec.error(key, f"not a valid JSON schema: {exc.message}") from None
+    except RecursionError:  # jsonschema checks by recursion, several frames a level
+        raise spec.error(key, "the JSON schema nests too deeply for the validator") from None
     validator = cls(schema)
 
     def run(output: str, case: Case) -> CheckResult:
@@ -304,13 +308,31 @@ def _json_schema(spec: CheckSpec) -> Check:
             data = parse_json_reply(output)
         except ValueError as exc:
             return _result(spec, False, f"the reply is not JSON: {exc}")
-        errors = sorted(validator.iter_errors(data), key=lambda e: list(e.path))
+        try:
+            errors = sorted(validator.iter_errors(data), key=lambda e: list(e.path))
+        except RecursionError:
+            why = "the reply nests too deeply to validate against the schema"
+            return CheckResult(spec.id, None, None, _NOT_SCORED + why)
         if not errors:
             return _result(spec, True, "")
         where = "/".join(str(p) for p in errors[0].path) or "(root)"
         return _result(spec, False, f"{where}: {errors[0].message}")
 
     return Check(spec, run)
+
+
+def _schema(spec: CheckSpec) -> Any:
+    """The check's schema: inline, or read from ``schema_file`` within the JSON limits."""
+    if "schema_file" not in spec.options:
+        return spec.options["schema"]
+    path = Path(spec.path).parent / _str(spec, "schema_file")
+    try:
+        text = _limits.read_text(path, ChecksFileError, "the schema file")
+        check_json(text.encode("utf-8"), str(path), error=ChecksFileError)
+        return json.loads(text)
+    except (ChecksFileError, ValueError) as exc:
+        why = exc.message if isinstance(exc, ChecksFileError) else str(exc)
+        raise spec.error("schema_file", f"cannot read a JSON schema from {path}: {why}") from None
 
 
 def _fields_equal(spec: CheckSpec) -> Check:
