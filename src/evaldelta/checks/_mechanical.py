@@ -7,8 +7,9 @@ function that will not import) and names the checks file, line, field and value.
 User patterns are compiled and matched by :mod:`evaldelta.checks._patterns` (the ``regex``
 package, with size limits and a per-reply timeout). A pattern that times out on a reply
 leaves that reply's check unscored (``passed`` None) with the reason "not scored: the
-regular expression '...' timed out after 1 s on this text (...)", never a pass or a fail;
-:func:`timed_out` tells those results apart.
+regular expression '...' timed out after 1 s on this text (...)", never a pass or a fail,
+and so does every reply after the check's patterns have spent their time budget for the
+file; :func:`timed_out` tells those results apart.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from evaldelta import _limits
 from evaldelta._json_bounds import check_json, nests_too_deep
 from evaldelta._limits import too_deep
 from evaldelta.checks._dates import commitment_dates, is_negated, normalize_text
-from evaldelta.checks._patterns import PatternTimeout, UserPattern, compile_pattern
+from evaldelta.checks._patterns import PatternTimeout, TimeBudget, UserPattern, compile_pattern
 from evaldelta.checks._spec import CheckSpec
 from evaldelta.errors import BadValueError, ChecksFileError, Location
 
@@ -111,11 +112,13 @@ def _str(spec: CheckSpec, key: str) -> str:
     return value
 
 
-def _regex(spec: CheckSpec, key: str, value: object, ignore_case: bool) -> UserPattern:
+def _regex(
+    spec: CheckSpec, key: str, value: object, ignore_case: bool, budget: TimeBudget | None = None
+) -> UserPattern:
     if not isinstance(value, str) or not value:
         raise spec.error(key, "must be a regular expression (text)", value)
     try:
-        return compile_pattern(value, ignore_case=ignore_case)
+        return compile_pattern(value, ignore_case=ignore_case, budget=budget)
     except ValueError as exc:
         raise spec.error(key, str(exc), value) from None
 
@@ -177,7 +180,8 @@ def _no_commitment_date(spec: CheckSpec) -> Check:
     raw = spec.options.get("extra_patterns", [])
     if not isinstance(raw, list):
         raise spec.error("extra_patterns", "must be a list of regular expressions")
-    extra = [_regex(spec, "extra_patterns", p, True) for p in raw]
+    budget = TimeBudget()  # the check's patterns share one time budget per file
+    extra = [_regex(spec, "extra_patterns", p, True, budget) for p in raw]
     skip_negated = _bool(spec, "ignore_negated", True)
 
     def run(output: str, case: Case) -> CheckResult:
