@@ -116,10 +116,11 @@ class JsonScanner:
     def _value_run(self, plain: bytes, quotes: int, start_in_string: bool) -> None:
         """Track the length of the value open at a block's end; raise past ``max_value``.
 
-        A value inside one block is no longer than the block, and a block is never longer
-        than ``max_value``; a value that ran on from earlier blocks is checked where it ends.
+        A value inside one block is no longer than the block, and :class:`BoundedReader`
+        reads no block longer than ``max_value``; a value that ran on from earlier blocks is
+        checked where it ends.
         """
-        if self.run:
+        if start_in_string or self.run:  # a value ran on into this block: where does it end?
             if start_in_string:
                 end = plain.find(b'"') if quotes else -1
             else:
@@ -182,10 +183,14 @@ class BoundedReader:
         self.scanner = scanner or JsonScanner()
 
     def read(self, size: int = -1) -> bytes:
-        """The next block: at least :data:`BLOCK` bytes, more while a value runs on."""
+        """The next block: :data:`BLOCK` bytes, more while a value runs on.
+
+        Never more than the value limit, so a value that starts and ends in one block is
+        within it (a lowered limit reads smaller blocks).
+        """
         if size == 0:
             return b""
-        data = self.raw.read(max(BLOCK, self.scanner.run))
+        data = self.raw.read(max(min(BLOCK, self.scanner.max_value), self.scanner.run))
         try:
             self.scanner.feed(data)
         except LimitExceeded as exc:

@@ -83,20 +83,23 @@ _VALUE_ENV = "EVALDELTA_MAX_STRING_MB"
 _VALUE_MB = 64.0
 
 
-def max_value_bytes() -> int:
-    """Bytes one JSON string or number of a log may have (``EVALDELTA_MAX_STRING_MB``)."""
+def _value_mb() -> float:
     raw = os.environ.get(_VALUE_ENV, "").strip()
     try:
         mb = float(raw) if raw else _VALUE_MB
     except ValueError:
-        mb = _VALUE_MB
-    return max(1, int(mb * 1024 * 1024)) if mb > 0 else int(_VALUE_MB * 1024 * 1024)
+        return _VALUE_MB
+    return mb if mb > 0 and mb == mb and mb != float("inf") else _VALUE_MB
+
+
+def max_value_bytes() -> int:
+    """Bytes one JSON string or number of a log may have (``EVALDELTA_MAX_STRING_MB``)."""
+    return max(1, int(_value_mb() * 1024 * 1024))
 
 
 def value_limit_text() -> str:
-    """The value limit as a user reads it: ``64 MB (EVALDELTA_MAX_STRING_MB=64)``."""
-    mb = max_value_bytes() / (1024 * 1024)
-    shown = f"{mb:g}"
+    """The value limit as a user reads it: ``64 MB (EVALDELTA_MAX_STRING_MB=64; ...)``."""
+    shown = f"{_value_mb():g}"
     return f"{shown} MB ({_VALUE_ENV}={shown}; raise it to read such a file)"
 
 
