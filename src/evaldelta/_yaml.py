@@ -63,12 +63,13 @@ class _Loader(yaml.SafeLoader):
                     )
             return super().compose_node(parent, index)
         line = self.peek_event().start_mark.line + 1  # type: ignore[no-untyped-call]
-        self.depth += 1
+        nests = not self.check_event(yaml.ScalarEvent)  # a sequence or mapping: a level
+        self.depth += nests
         if self.depth > _limits.MAX_DEPTH:
             raise _Refused(_limits.too_deep("YAML"), line)
         before = self.expanded
         node = super().compose_node(parent, index)
-        self.depth -= 1
+        self.depth -= nests
         self.expanded += 1 + (len(node.value) if isinstance(node, ScalarNode) else 0)
         self.sizes[id(node)] = self.expanded - before
         return node
