@@ -31,8 +31,8 @@ def validate(
 
     Checks, in order: files without data rows, blank case ids or arms, repeats that are not
     whole numbers >= 0, costs that are not finite numbers >= 0, unparseable or non-finite
-    scores, scores beyond +-:data:`~evaldelta._limits.MAX_ABS_SCORE`, scores outside a
-    declared ``scale``, sample weights: one aggregate pass, which
+    scores, scores (and costs) beyond :data:`~evaldelta._limits.MAX_ABS_SCORE`, scores
+    outside a declared ``scale``, sample weights: one aggregate pass, which
     also returns what a report should say about the rows (names that were trimmed, each
     metric's observed range). Duplicate (arm, case_id, repeat) rows and slice conflicts are
     checked on the per-case table (:func:`~evaldelta.engine._reduce.build_case_table`, or
@@ -100,6 +100,7 @@ def _aggregates(
     }
     if tables.has_cost:
         aggs["bad_cost"] = t._bad_cost.sum()
+        aggs["big_cost"] = (t.cost_usd > MAX_ABS_SCORE).sum()
     for m in tables.metrics:
         col = t[f"m_{m}"]
         aggs[f"bad_{m}"] = t[f"_bad_{m}"].sum()
@@ -280,6 +281,12 @@ def _check_source(
             "cost_usd is not a finite number >= 0 (write the cost in dollars as a plain "
             "number, e.g. 0.10; leave it blank when unknown)",
             _first(tables, index, t._bad_cost, "cost_usd"),
+        )
+    if stats.get("big_cost"):
+        raise BadValueError(
+            f"cost_usd is larger than {_SCORE_LIMIT} dollars, the limit for a cost (sums of "
+            "such costs pass what a report can round)",
+            _first(tables, index, t.cost_usd > MAX_ABS_SCORE, "cost_usd"),
         )
     if stats.get("bad_weight"):
         raise BadValueError(
