@@ -257,6 +257,11 @@ def _metadata(path: Path) -> tuple[dict[str, dict[str, Any]], tuple[ImportReport
         return {}, ()
     pins: dict[str, dict[str, Any]] = {}
     reports: tuple[ImportReport, ...] = ()
+    from evaldelta._json_bounds import check_json
+
+    for key in (PIN_KEY, REPORT_KEY):  # nested past the limit: refused before json.loads
+        if key in meta:
+            check_json(meta[key], str(path))
     try:
         if PIN_KEY in meta:
             loaded = json.loads(meta[PIN_KEY])
