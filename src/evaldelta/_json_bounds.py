@@ -66,7 +66,9 @@ class JsonScanner:
         structure = plain.translate(None, _NOT_STRUCTURE)
         quotes = structure.count(b'"')
         if structure and len(structure) != quotes:
-            self._nesting(structure)
+            # two quotes side by side close one string and open the next, or hold an empty
+            # one: without them every later quote keeps its parity, so the depth is the same
+            self._nesting(structure.replace(b'""', b""))
         start_in_string = self.in_string
         self.in_string = start_in_string != bool(quotes & 1)
         self.escape = self.in_string and _odd_backslashes_at_end(plain)
