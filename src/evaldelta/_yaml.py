@@ -80,8 +80,8 @@ def compose(text: str, path: str, error: type[InputError]) -> Node | None:
 
     Syntax errors and limits are ``error`` naming ``path`` and the line.
     """
-    if len(text) > _limits.MAX_TEXT_BYTES:
-        raise error(_limits.too_large("the YAML file"), Location(path))
+    if len(text) > _limits.MAX_YAML_BYTES:
+        raise error(_limits.too_large("the YAML file", _limits.MAX_YAML_BYTES), Location(path))
     loader = _Loader(text)
     try:
         return loader.get_single_node()

@@ -586,6 +586,19 @@ def _laughs() -> str:
     return "\n".join([*lines, "  extra_patterns: [*a8]", ""])
 
 
+def _parquet_with_pins(pins: str) -> Callable[[Path], None]:
+    """A tidy Parquet file whose evaldelta pins metadata is ``pins``."""
+
+    def write(path: Path) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.table({"case_id": ["1", "1"], "arm": ["a", "b"], "score": [1.0, 0.0]})
+        pq.write_table(table.replace_schema_metadata({b"evaldelta.pins": pins}), str(path))
+
+    return write
+
+
 def _huge_promptfoo_score(path: Path) -> None:
     """promptfoo's JSON Lines results with the first row's score set to 1e300."""
     lines = (LOGS / "promptfoo" / "v0.121.20" / "results.jsonl").read_text().splitlines()
@@ -708,6 +721,12 @@ HOSTILE: list[Case] = [
         },
     ),
     Case(
+        "checks file larger than the YAML limit",
+        ("score", "{d}/r.csv", "--checks", "{d}/c.yaml", "-o", "{d}/o.csv"),
+        ("c.yaml", "2 MB", "YAML"),
+        {"r.csv": OUTPUTS, "c.yaml": "# " + "x" * (2 * 1024 * 1024) + "\n"},
+    ),
+    Case(
         "mix nested 100,000 deep",
         ("compare", "{d}/r.csv", "--mix", "{d}/m.json"),
         ("m.json", LIMIT),
@@ -732,6 +751,18 @@ HOSTILE: list[Case] = [
                 }
             )
         },
+    ),
+    Case(
+        "cost of 1e300 dollars",
+        ("compare", "{d}/r.csv"),
+        ("r.csv", "line 2", "'cost_usd'", "'1e300'", "1e15"),
+        {"r.csv": "case_id,arm,score,cost_usd\n1,a,1,1e300\n1,b,0,1\n2,a,1,1\n2,b,1,1\n"},
+    ),
+    Case(
+        "parquet whose evaldelta pins nest 100,000 deep",
+        ("compare", "{d}/r.parquet"),
+        ("r.parquet", LIMIT),
+        {"r.parquet": _parquet_with_pins(DEEPEST)},
     ),
     Case(
         "imported score of 1e300",

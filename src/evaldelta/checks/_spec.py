@@ -116,7 +116,8 @@ def read_checks(path: str | Path) -> list[CheckSpec]:
     p = Path(path)
     if not p.exists():
         raise ChecksFileError("checks file does not exist", Location(str(path)))
-    return parse_checks(_limits.read_text(p, ChecksFileError, "the checks file"), str(path))
+    text = _limits.read_text(p, ChecksFileError, "the checks file", _limits.MAX_YAML_BYTES)
+    return parse_checks(text, str(path))
 
 
 def parse_checks(text: str, path: str = "<checks>") -> list[CheckSpec]:
