@@ -239,6 +239,23 @@ def test_a_catastrophic_pattern_spends_its_budget_once_per_file(monkeypatch) -> 
     assert "0.05 s on this text" in fresh.evaluate("a" * 60 + "!", {}).reason
 
 
+def test_the_checks_of_one_file_share_a_budget(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from evaldelta.checks import _patterns, load_checks
+    from evaldelta.checks._mechanical import timed_out
+
+    monkeypatch.setattr(_patterns, "MATCH_TIMEOUT", 0.05)
+    monkeypatch.setattr(_patterns, "FILE_TIMEOUT", 0.3)
+    monkeypatch.setattr(_patterns, "CHECKS_FILE_TIMEOUT", 0.4)
+    one = "- id: slow{i}\n  spec: s\n  kind: regex_forbidden\n  pattern: '(a|aa)+$'\n"
+    path = tmp_path / "c.yaml"
+    path.write_text("checks:\n" + "".join(one.format(i=i) for i in range(5)))
+    checks = load_checks(path).mechanical
+    start = time.perf_counter()
+    results = [c.evaluate("a" * 60 + "!", {}) for _ in range(30) for c in checks]
+    assert all(timed_out(r) for r in results)
+    assert time.perf_counter() - start < 0.4 + 0.05 + 0.5  # five checks, one budget
+
+
 def test_a_fast_pattern_never_reaches_the_budget(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from evaldelta.checks import _patterns
 

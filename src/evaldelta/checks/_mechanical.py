@@ -158,8 +158,9 @@ def _contains_field(spec: CheckSpec) -> Check:
     return Check(spec, run, (name,))
 
 
-def _regex_check(spec: CheckSpec, forbidden: bool) -> Check:
-    pattern = _regex(spec, "pattern", spec.options.get("pattern"), _bool(spec, "ignore_case", True))
+def _regex_check(spec: CheckSpec, budget: TimeBudget, forbidden: bool) -> Check:
+    ignore_case = _bool(spec, "ignore_case", True)
+    pattern = _regex(spec, "pattern", spec.options.get("pattern"), ignore_case, budget)
     skip_negated = forbidden and _bool(spec, "ignore_negated", False)
 
     def run(output: str, case: Case) -> CheckResult:
@@ -176,11 +177,10 @@ def _regex_check(spec: CheckSpec, forbidden: bool) -> Check:
     return Check(spec, run)
 
 
-def _no_commitment_date(spec: CheckSpec) -> Check:
+def _no_commitment_date(spec: CheckSpec, budget: TimeBudget) -> Check:
     raw = spec.options.get("extra_patterns", [])
     if not isinstance(raw, list):
         raise spec.error("extra_patterns", "must be a list of regular expressions")
-    budget = TimeBudget()  # the check's patterns share one time budget per file
     extra = [_regex(spec, "extra_patterns", p, True, budget) for p in raw]
     skip_negated = _bool(spec, "ignore_negated", True)
 
@@ -234,7 +234,7 @@ def _vocabulary(spec: CheckSpec) -> list[tuple[str, re.Pattern[str]]]:
     return out
 
 
-def _allowed_values(spec: CheckSpec) -> Check:
+def _allowed_values(spec: CheckSpec, budget: TimeBudget) -> Check:
     name = _str(spec, "field")
     has_pattern, has_values = "pattern" in spec.options, "values" in spec.options
     if has_pattern == has_values:
@@ -242,7 +242,9 @@ def _allowed_values(spec: CheckSpec) -> Check:
             "field", "an allowed_values check needs exactly one of 'pattern' or 'values'"
         )
     skip_negated = _bool(spec, "ignore_negated", True)
-    pattern = _regex(spec, "pattern", spec.options["pattern"], True) if has_pattern else None
+    pattern = (
+        _regex(spec, "pattern", spec.options["pattern"], True, budget) if has_pattern else None
+    )
     vocab = _vocabulary(spec) if has_values else []
 
     def stated(text: str) -> list[str]:
@@ -438,22 +440,27 @@ def _coerce(spec: CheckSpec, value: Any) -> CheckResult:
     )
 
 
-BUILDERS: dict[str, Callable[[CheckSpec], Check]] = {
-    "contains_field": _contains_field,
-    "regex_required": lambda s: _regex_check(s, forbidden=False),
-    "regex_forbidden": lambda s: _regex_check(s, forbidden=True),
+# each builder takes the spec and the time budget its patterns share (TimeBudget)
+BUILDERS: dict[str, Callable[[CheckSpec, TimeBudget], Check]] = {
+    "contains_field": lambda s, _: _contains_field(s),
+    "regex_required": lambda s, b: _regex_check(s, b, forbidden=False),
+    "regex_forbidden": lambda s, b: _regex_check(s, b, forbidden=True),
     "no_commitment_date": _no_commitment_date,
-    "word_count": _word_count,
+    "word_count": lambda s, _: _word_count(s),
     "allowed_values": _allowed_values,
-    "json_schema": _json_schema,
-    "fields_equal": _fields_equal,
-    "python": _python,
+    "json_schema": lambda s, _: _json_schema(s),
+    "fields_equal": lambda s, _: _fields_equal(s),
+    "python": lambda s, _: _python(s),
 }
 
 
-def build_check(spec: CheckSpec) -> Check:
-    """Compile one mechanical check, validating its options."""
-    return BUILDERS[spec.kind](spec)
+def build_check(spec: CheckSpec, file_budget: TimeBudget | None = None) -> Check:
+    """Compile one mechanical check, validating its options.
+
+    Its patterns share one :class:`~evaldelta.checks._patterns.TimeBudget`, drawn from
+    ``file_budget`` (the checks file's, shared by all its checks) when given.
+    """
+    return BUILDERS[spec.kind](spec, TimeBudget(parent=file_budget))
 
 
 def run_all(checks: Sequence[Check], output: str, case: Case) -> list[CheckResult]:

@@ -18,8 +18,10 @@ Why the ``regex`` package (PyPI ``regex``) rather than ``re`` or ``google-re2``:
   catastrophic pattern costs at most :data:`MATCH_TIMEOUT` seconds per reply, and at most
   :data:`FILE_TIMEOUT` seconds (plus :data:`FILE_TIMEOUT_PER_MB` for each MB of reply text
   it has scanned, so a pattern that merely reads a large file is never cut short) over all
-  the replies of a file: the patterns of one check share a :class:`TimeBudget`, and once it
-  is spent every further reply is unscored at once;
+  the replies of a file, and all the checks of a checks file together at most
+  :data:`CHECKS_FILE_TIMEOUT`: the patterns of one check share a :class:`TimeBudget` whose
+  parent is the checks file's, and once either is spent every further reply is unscored at
+  once;
 * google-re2 is linear-time (no timeout needed), but it rejects lookarounds and
   backreferences, has ASCII-only ``\w`` and ``\b``, reads ``a{1,99999999999}`` silently as
   literal text, and logs parse errors to stderr (which would break one-line errors).
@@ -41,6 +43,7 @@ from typing import Any
 import regex
 
 __all__ = [
+    "CHECKS_FILE_TIMEOUT",
     "FILE_TIMEOUT",
     "FILE_TIMEOUT_PER_MB",
     "MATCH_TIMEOUT",
@@ -60,6 +63,9 @@ FILE_TIMEOUT = 10.0
 #: ... plus this many seconds for each MB of reply text they have scanned (regex reads
 #: tens of MB a second, so only a pattern that backtracks ever reaches the budget).
 FILE_TIMEOUT_PER_MB = 1.0
+#: Seconds all the checks of one checks file may take together over a file's replies (plus
+#: the same allowance per MB), so that many slow checks cannot add up to hours either.
+CHECKS_FILE_TIMEOUT = 30.0
 #: The largest count a counted repeat ``{m,n}`` may name.
 MAX_REPEAT = 100_000
 #: The largest size (items, with every repeat's minimum count unrolled) a pattern may have:
@@ -82,8 +88,9 @@ class PatternTimeout(TimeoutError):
         self.pattern = pattern
         self.spent = spent
         where = (
-            f"its check's {FILE_TIMEOUT:g} s (+{FILE_TIMEOUT_PER_MB:g} s per MB of text) "
-            "for all the replies of this file"
+            f"the time allowed for all the replies of this file ({FILE_TIMEOUT:g} s per "
+            f"check, {CHECKS_FILE_TIMEOUT:g} s for all checks, +{FILE_TIMEOUT_PER_MB:g} s per "
+            "MB of text)"
             if spent
             else f"{MATCH_TIMEOUT:g} s on this text"
         )
@@ -96,22 +103,34 @@ class PatternTimeout(TimeoutError):
 class TimeBudget:
     """The time the patterns of one check may still spend on the replies of one file.
 
-    :data:`FILE_TIMEOUT` seconds, plus :data:`FILE_TIMEOUT_PER_MB` for each MB scanned;
-    every match call is charged its time and its text's length.
+    ``seconds`` (:data:`FILE_TIMEOUT` by default), plus :data:`FILE_TIMEOUT_PER_MB` for each
+    MB scanned; every match call is charged its time and its text's length, here and in
+    ``parent`` (the checks file's budget, :data:`CHECKS_FILE_TIMEOUT`), and a call may take
+    no more than the smaller of the two has left.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, seconds: float | None = None, parent: TimeBudget | None = None) -> None:
+        self.seconds = FILE_TIMEOUT if seconds is None else seconds
+        self.parent = parent
         self.spent = 0.0
         self.scanned = 0  # characters
 
+    @classmethod
+    def for_checks_file(cls) -> TimeBudget:
+        """The budget all the checks of one checks file share (:data:`CHECKS_FILE_TIMEOUT`)."""
+        return cls(CHECKS_FILE_TIMEOUT)
+
     def left(self) -> float:
         """Seconds left (zero or less: spent)."""
-        return FILE_TIMEOUT + FILE_TIMEOUT_PER_MB * self.scanned / 1e6 - self.spent
+        own = self.seconds + FILE_TIMEOUT_PER_MB * self.scanned / 1e6 - self.spent
+        return own if self.parent is None else min(own, self.parent.left())
 
     def charge(self, seconds: float, characters: int) -> None:
         """Count one match call."""
         self.spent += seconds
         self.scanned += characters
+        if self.parent is not None:
+            self.parent.charge(seconds, characters)
 
 
 def _short(text: str) -> str:
