@@ -5,11 +5,16 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 from pathlib import Path
 
+from evaldelta import _limits
+from evaldelta._json_bounds import check_json
 from evaldelta.errors import Location, MixError
 
 __all__ = ["read_mix"]
+
+_KEY = re.compile(r'("(?:[^"\\]|\\.)*")\s*:')  # a JSON object key on one line
 
 
 def read_mix(
@@ -25,21 +30,12 @@ def read_mix(
     where = str(path)
     if not path.exists():
         raise MixError("mix file does not exist", Location(where))
-    text = path.read_text(encoding="utf-8-sig")
+    text = _limits.read_text(path, MixError, "the mix file").removeprefix("\ufeff")
     if not text.strip():
         raise MixError("mix file is empty", Location(where))
     entries: list[tuple[str, object, int | None]] = []
     if path.suffix.lower() == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise MixError(f"not valid JSON: {exc.msg}", Location(where, exc.lineno)) from exc
-        if not isinstance(data, dict):
-            raise MixError("a JSON mix must be an object mapping slice to weight", Location(where))
-        lines = text.splitlines()
-        for key, value in data.items():
-            line = next((i + 1 for i, s in enumerate(lines) if json.dumps(key) in s), None)
-            entries.append((str(key), value, line))
+        entries = _json_entries(text, where)
     else:
         reader = csv.reader(text.splitlines())
         header = [h.strip().lower() for h in next(reader, [])]
@@ -88,6 +84,25 @@ def read_mix(
     if complete and known_slices:
         _check_complete(weights, known_slices, where)
     return {k: w / top for k, w in weights.items()}  # the same shares, sums that stay finite
+
+
+def _json_entries(text: str, where: str) -> list[tuple[str, object, int | None]]:
+    """(slice, weight, line) of a JSON mix, nested no deeper than the limit allows."""
+    check_json(text.encode("utf-8"), where, error=MixError)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MixError(f"not valid JSON: {exc.msg}", Location(where, exc.lineno)) from exc
+    if not isinstance(data, dict):
+        raise MixError("a JSON mix must be an object mapping slice to weight", Location(where))
+    lines: dict[str, int] = {}  # each key's first line, from one pass over the text
+    for number, line in enumerate(text.splitlines(), start=1):
+        for found in _KEY.finditer(line):
+            try:
+                lines.setdefault(str(json.loads(found.group(1))), number)
+            except ValueError:
+                continue
+    return [(str(key), value, lines.get(str(key))) for key, value in data.items()]
 
 
 def _check_complete(weights: dict[str, float], known: set[str], where: str) -> None:

@@ -7,7 +7,9 @@ Built from a :class:`~evaldelta.model.Comparison` (and a gate
 - matplotlib draws the forest, rates and delta-histogram plots as SVG (``plots.py``),
   inlined as markup;
 - Jinja2 renders ``templates/report.html.j2`` with ``autoescape=True``: every piece of text
-  from the data (slice names, case ids, arm names, outputs) is escaped where it is written.
+  from the data (slice names, case ids, arm names, outputs) is escaped where it is written,
+  after its escape sequences and control bytes are dropped (``finalize``:
+  :func:`~evaldelta.report._escape.html_text`).
   The SVG is the only markup marked safe; matplotlib escapes the text it writes into it.
 
 The page carries a strict Content-Security-Policy (``default-src 'none'``; inline styles;
@@ -30,6 +32,7 @@ from markupsafe import Markup
 from evaldelta.gating import Verdict
 from evaldelta.model import Comparison
 from evaldelta.report import plots
+from evaldelta.report._escape import html_text
 from evaldelta.report._format import fmt_pct
 from evaldelta.report._html_views import (
     PairView,
@@ -79,9 +82,18 @@ CSP = (
     "base-uri 'none'; form-action 'none'"
 )
 
+
+def _finalize(value: Any) -> Any:
+    """Every value the template writes: text from the data loses its control bytes."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return html_text(value)
+    return value
+
+
 _ENV = Environment(
     loader=PackageLoader("evaldelta.report", "templates"),
     autoescape=select_autoescape(default=True, default_for_string=True),
+    finalize=_finalize,
     undefined=StrictUndefined,
     trim_blocks=True,
     lstrip_blocks=True,

@@ -111,8 +111,10 @@ class HistogramPanel:
 
 
 def plain_label(text: str) -> str:
-    """Keep a data label out of mathtext: escape every ``$``."""
-    return text.replace("$", r"\$")
+    """A data label as matplotlib shows it: no control bytes, and out of mathtext (``$``)."""
+    from evaldelta.report._escape import strip_controls
+
+    return strip_controls(text).replace("$", r"\$")
 
 
 @contextmanager
@@ -327,7 +329,9 @@ def figure_svg(fig: Figure, *, title: str | None = None) -> str:
         head = re.search(r"<svg[^>]*>", svg)
         if head is not None:
             cut = head.end()
-            svg = f"{svg[:cut]}<title>{escape(title)}</title>{svg[cut:]}"
+            from evaldelta.report._escape import strip_controls
+
+            svg = f"{svg[:cut]}<title>{escape(strip_controls(title))}</title>{svg[cut:]}"
     return svg
 
 

@@ -42,7 +42,7 @@ from evaldelta.sources._rowfile import RowWriter
 from evaldelta.sources._source import ReadOptions, Source
 from evaldelta.sources.importers._common import imported
 from evaldelta.sources.importers._inspect_samples import _SampleRows, score_value
-from evaldelta.sources.importers._json import first_line, iter_items, loads
+from evaldelta.sources.importers._json import events, first_line, iter_items, loads
 from evaldelta.sources.importers._zip import SafeZip
 
 __all__ = ["InspectReader", "score_value"]
@@ -462,7 +462,7 @@ def _json_header(path: Path) -> dict[str, Any]:
     builder: Any = None
     try:
         with path.open("rb") as fh:
-            for prefix, event, value in ijson.parse(fh, use_float=True):
+            for prefix, event, value in events(fh, str(path)):  # bounded (issue 23)
                 if prefix == "" and event in ("map_key", "end_map"):
                     if builder is not None and key is not None:
                         header[key] = builder.value
