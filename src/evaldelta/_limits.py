@@ -22,6 +22,10 @@ limit                   value       where it holds, and why that value
 ``MAX_DOCUMENT_BYTES``  512 MB      a JSON document read whole (a HELM or lm-eval file, a
                                     JSON Lines line), as large as a zip member may be
                                     (``EVALDELTA_MAX_ZIP_MEMBER``); larger logs stream.
+``MAX_PARSED_BYTES``    1.5 GB      what a JSON document read whole would take once
+                                    parsed, estimated from its bytes before parsing
+                                    (:func:`parsed_size`): 100 MB of ``[{},{},...]``
+                                    become 6 GB of Python objects, far more than its size.
 ``MAX_TEXT_BYTES``      16 MB       a TOML file, a JSON mix or schema, read whole and
                                     parsed in Python (tomllib: 1.5-3 MB a second).
 ``MAX_YAML_BYTES``      2 MB        a YAML checks file (PyYAML's pure-Python loader,
@@ -55,6 +59,7 @@ __all__ = [
     "MAX_COLUMNS",
     "MAX_DEPTH",
     "MAX_DOCUMENT_BYTES",
+    "MAX_PARSED_BYTES",
     "MAX_TEXT_BYTES",
     "MAX_YAML_ALIASED",
     "MAX_YAML_BYTES",
@@ -71,6 +76,8 @@ __all__ = [
 MAX_DEPTH = 200
 #: Bytes of a JSON document read whole (and of one JSON Lines line).
 MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
+#: Estimated bytes a JSON document read whole may take once parsed (:func:`parsed_size`).
+MAX_PARSED_BYTES = 1536 * 1024 * 1024
 #: Bytes of a file read whole as text and parsed in Python (TOML, a JSON mix or schema).
 MAX_TEXT_BYTES = 16 * 1024 * 1024
 #: Bytes of a YAML file (PyYAML's pure-Python loader is slow: 0.1-0.4 MB a second).
@@ -104,6 +111,17 @@ def value_limit_text() -> str:
     """The value limit as a user reads it: ``64 MB (EVALDELTA_MAX_STRING_MB=64; ...)``."""
     shown = f"{_value_mb():g}"
     return f"{shown} MB ({_VALUE_ENV}={shown}; raise it to read such a file)"
+
+
+def parsed_size(raw: bytes) -> int:
+    """An upper estimate of the memory a JSON document takes once parsed into Python.
+
+    Counted on the bytes (C-speed ``count``, no parse): an object costs about 200 bytes
+    (a small dict), an array 56, and each further member or element (a comma) about 64: its
+    slot and a small value (a float is 24 bytes, a short string 50), plus the text itself.
+    Commas and brackets inside strings count too, so it errs high, never low.
+    """
+    return len(raw) + 200 * raw.count(b"{") + 56 * raw.count(b"[") + 64 * raw.count(b",")
 
 
 def document_limit_text() -> str:

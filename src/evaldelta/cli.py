@@ -334,6 +334,13 @@ def main() -> None:
     except KeyboardInterrupt:
         typer.echo("evaldelta: interrupted", err=True)
         sys.exit(130)
+    except MemoryError:  # an input past what the limits foresaw: still the input's size
+        typer.echo(
+            "evaldelta: error: out of memory: an input is larger than this machine can read "
+            "(split the file, or import it in parts)",
+            err=True,
+        )
+        sys.exit(2)
     except Exception as exc:
         if os.environ.get("EVALDELTA_DEBUG") == "1":
             raise

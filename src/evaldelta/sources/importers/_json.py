@@ -15,7 +15,12 @@ from pathlib import Path
 from typing import IO, Any
 
 from evaldelta._json_bounds import BoundedReader, check_json
-from evaldelta._limits import MAX_DOCUMENT_BYTES, document_limit_text
+from evaldelta._limits import (
+    MAX_DOCUMENT_BYTES,
+    MAX_PARSED_BYTES,
+    document_limit_text,
+    parsed_size,
+)
 from evaldelta.errors import Location, UnreadableFileError
 
 __all__ = ["events", "first_line", "iter_items", "loads", "read_json_lines"]
@@ -41,6 +46,13 @@ def loads(data: bytes | str, where: str, what: str = "JSON") -> Any:
             f"is a {what} document larger than {document_limit_text()}", Location(where)
         )
     check_json(raw, where)
+    need = parsed_size(raw)
+    if need > MAX_PARSED_BYTES:
+        raise UnreadableFileError(
+            f"is a {what} document that would take about {need / 1024**3:.1f} GB once parsed, "
+            f"more than the {MAX_PARSED_BYTES / 1024**3:.1f} GB a document read whole may take",
+            Location(where),
+        )
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError as fast:
@@ -146,6 +158,13 @@ def _line(line: bytes, path: Path, number: int) -> Any:
     import orjson
 
     check_json(line, str(path), line=number)
+    need = parsed_size(line)
+    if need > MAX_PARSED_BYTES:
+        raise UnreadableFileError(
+            f"holds a line that would take about {need / 1024**3:.1f} GB once parsed, more "
+            f"than the {MAX_PARSED_BYTES / 1024**3:.1f} GB a JSON document read whole may take",
+            Location(str(path), number),
+        )
     try:
         return orjson.loads(line)
     except orjson.JSONDecodeError as exc:
