@@ -71,6 +71,7 @@ class Format(StrEnum):
     json = "json"
     markdown = "markdown"
     html = "html"
+    junit = "junit"  # the verdict as JUnit XML: with --policy only
 
 
 def resolve_format(format: Format | None, output: Path | None) -> Format:
@@ -109,7 +110,11 @@ def compare_cmd(
     ] = 50,
     format: Annotated[
         Format | None,
-        typer.Option("--format", help="Output format (default: text; html when -o ends in .html)."),
+        typer.Option(
+            "--format",
+            help="Output format (default: text; html when -o ends in .html; junit: the "
+            "verdict as JUnit XML, with --policy).",
+        ),
     ] = None,
     output: OutputOpt = None,
     png: Annotated[
@@ -184,6 +189,8 @@ def compare_cmd(
         "reduce": reduce,
     }
     fmt = resolve_format(format, output)
+    if fmt == Format.junit and policy is None:
+        raise UsageError("--format junit writes a gate verdict: it needs --policy FILE")
     if policy is not None:
         _compare_and_gate(sources, policy, metric, fmt, output, options, png)
         return
@@ -246,6 +253,10 @@ def _compare_and_gate(
     _write_pngs(result, png, verdict)
     if format == Format.html:
         text = _render_html(result, verdict)
+    elif format == Format.junit:
+        from evaldelta.commands.gate import render_junit
+
+        text = render_junit(verdict, result, policy)
     elif format == Format.json:
         text = render_verdict_json(verdict, result)
     elif format == Format.markdown:

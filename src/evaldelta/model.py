@@ -205,6 +205,44 @@ class MovedCase:
 
 
 @dataclass(frozen=True)
+class SampleRow:
+    """One paired case of a side-by-side: each arm's case mean and output.
+
+    ``baseline_state`` / ``candidate_state`` are ``right`` (every scored attempt passed),
+    ``wrong`` (none did) or ``partly`` (some epochs passed). Outputs are untrusted text.
+    """
+
+    case_id: str
+    slice: str
+    baseline: float
+    candidate: float
+    baseline_state: str
+    candidate_state: str
+    baseline_output: str | None = None
+    candidate_output: str | None = None
+
+
+@dataclass(frozen=True)
+class SampleSideBySide:
+    """Every paired sample of one pass/fail metric, which arm got it right and which wrong.
+
+    Built for imported Inspect AI logs (inspect_ai #1327): ``counts`` maps
+    ``"BASELINE_STATE/CANDIDATE_STATE"`` to the number of paired cases, over all of them;
+    ``rows`` lists up to ``limit`` of them, the cases the candidate lost first, then those it
+    won, those both got wrong, partly, and right.
+    """
+
+    metric: str
+    by: str
+    baseline: str
+    candidate: str
+    paired: int
+    counts: Mapping[str, int]
+    rows: tuple[SampleRow, ...]
+    limit: int
+
+
+@dataclass(frozen=True)
 class Cost:
     """Total and per-case cost of each arm, from ``cost_usd``."""
 
@@ -462,6 +500,8 @@ class Comparison:
     upstream: tuple[UpstreamCheck, ...] = field(default=())
     mixes: tuple[str, ...] = field(default=())  # every named mix (``mix`` is the first)
     repeats: RepeatReduction | None = None  # set when a reducer or a tool's reducer applies
+    # every paired sample, right and wrong per arm (imported Inspect AI logs, pass/fail)
+    samples: tuple[SampleSideBySide, ...] = field(default=())
 
 
 def to_jsonable(obj: Any) -> Any:

@@ -108,6 +108,7 @@ def build(evidence: Evidence, options: Options) -> Comparison:
         ),
         mixes=tuple(m.name for m in options.named()),
         repeats=_repeats(evidence, options),
+        samples=tuple(s for m in evidence.metrics for s in m.samples),
     )
 
 

@@ -29,6 +29,7 @@ from evaldelta.engine._reduce import (
     slice_weight_totals,
 )
 from evaldelta.engine._repeats import reduce_repeats
+from evaldelta.engine._samples import has_inspect_logs, side_by_side
 from evaldelta.engine._slices import reduce_slices
 from evaldelta.engine._three_arm import (
     Escalation,
@@ -42,7 +43,7 @@ from evaldelta.engine._three_arm import (
 from evaldelta.engine._upstream import UpstreamCounts, upstream_counts
 from evaldelta.engine._validate import Validated, validate, validate_quickly
 from evaldelta.errors import BadValueError, UsageError
-from evaldelta.model import OUTPUT_CHARS, PinValue
+from evaldelta.model import OUTPUT_CHARS, PinValue, SampleSideBySide
 from evaldelta.sources import Source, TableSet, display_path
 from evaldelta.sources._fetch import rows as fetch_rows
 from evaldelta.sources._report import ImportReport
@@ -115,6 +116,7 @@ class MetricEvidence:
     slicings: tuple[SlicingEvidence, ...]
     sample_weight_totals: Mapping[str, float] | None = None  # per slice of the first column
     critical: tuple[list[CriticalStats], float] | None = None
+    samples: tuple[SampleSideBySide, ...] = ()  # Inspect AI logs, pass/fail: every sample
 
 
 @dataclass(frozen=True)
@@ -303,12 +305,18 @@ def _metric(
                 )
             )
         slicings.append(SlicingEvidence(by=column, arm_stats=arm_stats, pairs=tuple(pairs)))
+    samples = (
+        tuple(side_by_side(tables, cases, by[0], j) for j in range(1, len(arms)))
+        if binary and has_inspect_logs(tables)
+        else ()
+    )
     evidence = MetricEvidence(
         metric=metric,
         binary=binary,
         slicings=tuple(slicings),
         sample_weight_totals=weights or None,
         critical=crit,
+        samples=samples,
     )
     return evidence, counts
 

@@ -44,6 +44,7 @@ from evaldelta.report._html_views import (
 )
 from evaldelta.report._pins import pins_view
 from evaldelta.report._repeats import repeats_sentence
+from evaldelta.report._samples import samples_views
 from evaldelta.report.verdict import (
     _basis_note,
     _headline,
@@ -238,6 +239,7 @@ def render_html(
         repeats=repeats_sentence(comparison),
         summaries=summaries,
         three=three,
+        samples=samples_views(comparison),
     )
 
 
