@@ -174,7 +174,11 @@ def _options(
         interval=interval,
         mix=mixes[0].name,
         mixes=mixes,
-        traffic=read_mix(Path(traffic), slices) if traffic else None,
+        traffic=(
+            read_mix(Path(traffic), slices, complete=True, label="the traffic mix (--traffic)")
+            if traffic
+            else None
+        ),
         traffic_label=display_path(Path(traffic)) if traffic else None,
     )
 

@@ -13,7 +13,11 @@ __all__ = ["read_mix"]
 
 
 def read_mix(
-    path: Path, known_slices: set[str] | None = None, *, complete: bool = False
+    path: Path,
+    known_slices: set[str] | None = None,
+    *,
+    complete: bool = False,
+    label: str = "the mix",
 ) -> dict[str, float]:
     """Return ``{slice: weight}`` on the file's own scale, after checking every entry.
 
@@ -21,6 +25,9 @@ def read_mix(
     given) name only slices the data has. Each failure names the file and line. With
     ``complete``, the file must also weight every known slice: a slice it leaves out would
     otherwise weigh nothing without a word (a weight of 0 leaves one out on purpose).
+    ``--mix`` and ``--traffic`` files are both read with ``complete`` (issue 24: a file that
+    left out a slice was an error as a mix and a silent n/a as traffic); ``label`` names
+    which one it is in that error.
     """
     where = str(path)
     if not path.exists():
@@ -86,16 +93,18 @@ def read_mix(
     if top <= 0:
         raise MixError("all weights are zero", Location(where))
     if complete and known_slices:
-        _check_complete(weights, known_slices, where)
+        _check_complete(weights, known_slices, where, label)
     return {k: w / top for k, w in weights.items()}  # the same shares, sums that stay finite
 
 
-def _check_complete(weights: dict[str, float], known: set[str], where: str) -> None:
+def _check_complete(
+    weights: dict[str, float], known: set[str], where: str, label: str = "the mix"
+) -> None:
     """Every known slice has a weight: one left out would weigh nothing without a word."""
     missing = sorted(known - set(weights))
     if missing:
         raise MixError(
-            f"the mix gives no weight to the data's slice(s) {', '.join(missing)}; list every "
+            f"{label} gives no weight to the data's slice(s) {', '.join(missing)}; list every "
             "slice (weight 0 leaves one out on purpose)",
             Location(where),
         )
