@@ -48,6 +48,7 @@ from evaldelta.errors import (
 )
 from evaldelta.sources import Source, connect, open_sources
 from evaldelta.sources._backend import move_table
+from evaldelta.sources._canonical import close_column
 from evaldelta.sources._fetch import arrow, rows
 from evaldelta.sources._values import as_text
 from evaldelta.sources.tidy import line_of, tidy_kind
@@ -196,10 +197,19 @@ def _since(since_at: dt.datetime, zoned: bool) -> ir.TimestampScalar:
     return ibis.literal(utc.isoformat(sep=" ")).cast("timestamp")
 
 
-def _require(columns: Mapping[str, object], name: str, option: str, source: _Input) -> None:
+def _require(
+    columns: Mapping[str, object], name: str, option: str, source: _Input, rest: str = ""
+) -> None:
+    """A named column exists; else one line with the close name, as the option to type.
+
+    ``rest`` is what the option takes after the column (a band's ``=EDGES``).
+    """
     if name not in columns:
+        close = close_column(name, list(columns))
+        typed = f"{option} {close}{rest}"
+        hint = f"; did you mean {close!r}? ({typed})" if close is not None else ""
         raise MissingColumnError(
-            f"column {name!r} (from {option}) is missing (columns: {', '.join(columns)})",
+            f"column {name!r} (from {option}) is missing (columns: {', '.join(columns)}){hint}",
             Location(source.name, 1 if source.kind == "csv" else None, name),
         )
 
@@ -323,7 +333,8 @@ class TrafficScan:
         checks: list[tuple[str, str, str]] = []  # (flag column, field, message)
         flags: dict[str, ir.Value] = {}
         for band in bands:
-            _require(columns, band.column, "--band", src)
+            edges = ",".join(_edge(e) for e in band.edges)
+            _require(columns, band.column, "--band", src, f"={edges}")
             derived[band.name], flags[f"_evaldelta_bad{len(checks)}"] = _band(band, t[band.column])
             checks.append(
                 (f"_evaldelta_bad{len(checks)}", band.column, "is not a number (needed by --band)")
