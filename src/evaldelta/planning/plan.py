@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 from evaldelta import stats
 from evaldelta.errors import UsageError
-from evaldelta.model import Comparison, SliceDelta
+from evaldelta.model import Comparison, MetricResult, SliceDelta
 from evaldelta.planning.allocation import Allocation, SliceAllocation, allocate
 from evaldelta.sources import ReadOptions, Source
 
@@ -39,6 +39,7 @@ __all__ = [
     "SlicePlan",
     "allocate",
     "check_design",
+    "check_effect_scale",
     "plan_from_comparison",
     "plan_from_pilot",
     "plan_from_summary",
@@ -142,6 +143,36 @@ def check_design(effect: float | None, power: float, alpha: float, alternative: 
         raise UsageError(f"alternative 'larger' needs a positive effect, not {effect}")
     if alternative == "smaller" and effect > 0:
         raise UsageError(f"alternative 'smaller' needs a negative effect, not {effect}")
+
+
+def check_effect_scale(effect: float | None, metric: MetricResult) -> None:
+    """Raise UsageError for an effect no two scores on the metric's scale can differ by.
+
+    ``plan --effect 5`` on pass/fail data asked for 500 points and got ``n/a`` with exit 0
+    (issue 24.7): an effect larger than the whole scale is bad input, not an undefined
+    result. Pass/fail effects are differences of pass rates (-1 to 1); graded effects are
+    checked against the declared scale, else the usual scale the scores fit (no check when
+    none fits).
+    """
+    if effect is None:
+        return
+    scale = metric.scale_range()
+    if scale is None:
+        return
+    low, high, how = scale
+    if abs(effect) <= high - low:
+        return
+    name = metric.metric
+    if how == "pass/fail":
+        raise UsageError(
+            f"--effect {effect:g} is outside the scale of {name!r}, a pass/fail metric: its "
+            f"effects are differences of pass rates, between -1 and 1 (--effect 0.05 is 5 "
+            f"points; {effect:g} would be {effect * 100:g} points)"
+        )
+    raise UsageError(
+        f"--effect {effect:g} is larger than the whole scale of {name!r}, {low:g} to "
+        f"{high:g} ({how}): no two of its scores differ by that much"
+    )
 
 
 def _capture(fn: Callable[[], T], notes: list[str], context: str) -> T | None:
@@ -384,6 +415,7 @@ def plan_from_comparison(
         if not found:
             raise UsageError(f"metric {metric!r} is not in the comparison")
         chosen = found[0]
+    check_effect_scale(effect, chosen)
     slicing = chosen.slicings[0]
     pairs = []
     for pair in slicing.pairs:

@@ -220,9 +220,6 @@ def rests_on(d: SliceDelta) -> str:
     return f" (rests on {d.informative} pair{'s' if d.informative != 1 else ''})"
 
 
-_SCALES = ((0.0, 1.0), (1.0, 5.0), (0.0, 5.0), (1.0, 10.0), (0.0, 10.0), (0.0, 100.0))
-
-
 def scale_phrase(metric: MetricResult) -> str:
     """What scale a graded metric is on: declared (``--scale``) or inferred from its scores.
 
@@ -238,9 +235,9 @@ def scale_phrase(metric: MetricResult) -> str:
     if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
         return ""
     seen = f"scores {low:.4g} to {high:.4g}"
-    for a, b in _SCALES:
-        if a <= low and high <= b:
-            return f"{seen}, read as a {a:g}-{b:g} scale, inferred"
+    scale = metric.scale_range()
+    if scale is not None:
+        return f"{seen}, read as a {scale[0]:g}-{scale[1]:g} scale, inferred"
     return f"{seen}, on no usual scale"
 
 
