@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from evaldelta import stats
+from evaldelta.comparison._notes import in_reader_words
 from evaldelta.errors import UsageError
 from evaldelta.model import Comparison, MetricResult, SliceDelta
 from evaldelta.planning.allocation import Allocation, SliceAllocation, allocate
@@ -186,7 +187,7 @@ def _capture(fn: Callable[[], T], notes: list[str], context: str) -> T | None:
             out = None
     for w in caught:
         if issubclass(w.category, stats.DegenerateDataWarning):
-            notes.append(f"{context}: {w.message}")
+            notes.append(f"{context}: {in_reader_words(str(w.message))}")
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return out

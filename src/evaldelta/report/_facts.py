@@ -27,6 +27,7 @@ __all__ = [
     "coverage_per_slice",
     "coverage_sentence",
     "direction",
+    "is_loud",
     "metric_kind",
     "rests_on",
     "scale_phrase",
@@ -35,6 +36,15 @@ __all__ = [
 ]
 
 Name = Callable[[str], str]
+
+# notes that change what a reader may conclude: shown up front in Markdown, and on stderr
+# (CI logs show them even when the report itself goes to a file or a PR comment)
+LOUD_MARKS = ("--by ", "the Wald paired interval on fewer than")
+
+
+def is_loud(note: str) -> bool:
+    """Whether a comparison note must be seen first (a slicing that misleads, a bad method)."""
+    return any(mark in note for mark in LOUD_MARKS)
 
 
 def _same(text: str) -> str:

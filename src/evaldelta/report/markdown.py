@@ -17,6 +17,7 @@ from evaldelta.report._facts import (
     break_even_sentences,
     coverage_per_slice,
     coverage_sentence,
+    is_loud,
     rests_on,
     scale_phrase,
     worst_slices,
@@ -160,6 +161,7 @@ def render_markdown(comparison: Comparison) -> str:
     out: list[str] = _repeats(comparison)
     out += _pin_warning(comparison)
     out += _upstream_warning(comparison)
+    out += [f"> ⚠️ {md_text(n)}\n" for n in comparison.notes if is_loud(n)]
     for metric in comparison.metrics:
         slicing = metric.slicings[0]
         for pair in slicing.pairs:
@@ -173,7 +175,24 @@ def render_markdown(comparison: Comparison) -> str:
 
         out.append(three_arm_markdown(comparison.three_arm))
         out.append("")
+    out += _notes(comparison)
     return "\n".join(out).rstrip() + "\n"
+
+
+def _notes(comparison: Comparison) -> list[str]:
+    """Every other note, folded: what is n/a and why (the text and HTML list them too)."""
+    quiet = [n for n in comparison.notes if not is_loud(n)]
+    if not quiet:
+        return []
+    head = f"Notes ({len(quiet)}): undefined statistics are shown as n/a, never as 0"
+    return [
+        f"<details><summary>{head}</summary>",
+        "",
+        *(f"- {md_text(n)}" for n in quiet),
+        "",
+        "</details>",
+        "",
+    ]
 
 
 def _repeats(comparison: Comparison) -> list[str]:
