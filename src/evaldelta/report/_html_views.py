@@ -202,7 +202,9 @@ def _slice_row(
         slice=d.slice,
         delta="n/a" if res is None else fmt_delta(res.estimate, binary),
         ci="" if res is None else fmt_ci(res.ci.low, res.ci.high, binary) + rests_on(d),
-        p=fmt_p(d.pvalue_holm if d.pvalue_holm is not None else (res.pvalue if res else None)),
+        p=fmt_p(
+            d.pvalue_holm if d.pvalue_holm is not None else (res.pvalue if res else None), alpha
+        ),
         n=str(d.n_pairs) if paired else "",
         traffic=fmt_pct(d.traffic_share) if d.traffic_share is not None else "",
         baseline=_rate(d.baseline_mean, d.n_pairs, single)
@@ -314,7 +316,7 @@ def _moved_view(m: MovedCase, diff: tuple[DiffSpan, ...]) -> MovedView:
     )
 
 
-def _evidence(view: PairView, pair: PairComparison, single: bool) -> None:
+def _evidence(view: PairView, pair: PairComparison, single: bool, alpha: float) -> None:
     o = pair.overall
     binary = view.binary
     if o.paired is None:
@@ -332,12 +334,12 @@ def _evidence(view: PairView, pair: PairComparison, single: bool) -> None:
         }
         view.evidence.append(
             f"The evidence is {t.only_baseline + t.only_candidate} cases, not {o.n_pairs}; "
-            f"exact McNemar p = {fmt_p(o.paired.pvalue)}."
+            f"exact McNemar p = {fmt_p(o.paired.pvalue, alpha)}."
         )
     else:
         view.evidence.append(
             f"Mean per-case delta {fmt_signed(o.paired.estimate, 4)}, paired SE "
-            f"{fmt(o.paired.se, 4)}, p = {fmt_p(o.paired.pvalue)} ({o.paired.method})."
+            f"{fmt(o.paired.se, 4)}, p = {fmt_p(o.paired.pvalue, alpha)} ({o.paired.method})."
         )
     if o.informative is not None:
         view.informative = (
@@ -422,7 +424,7 @@ def pair_view(
             )
     view.flag = _flag(pair, binary)
     _shared_facts(view, pair, metric, ordered)
-    _evidence(view, pair, single)
+    _evidence(view, pair, single, alpha)
     view.moved = _moved(pair)
     view.moved_total = pair.discordant_total
     view.moved_slices = sorted({m.slice for m in pair.discordant})

@@ -60,7 +60,7 @@ def _ranked_note(ranked: int, below: int, minimum: int, unit: str) -> str:
 
 
 def _slice_table(
-    pair: PairComparison, arms: tuple[ArmSlice, ...], binary: bool, conf: str
+    pair: PairComparison, arms: tuple[ArmSlice, ...], binary: bool, conf: str, alpha: float
 ) -> list[str]:
     b, c = md_text(pair.baseline), md_text(pair.candidate)
     out = [f"| slice | {c} − {b} | {conf} interval | p (Holm) | n |", "|---|---:|---|---:|---:|"]
@@ -72,7 +72,7 @@ def _slice_table(
         out.append(
             f"| {md_text(d.slice)} | {fmt_delta(res.estimate, binary)} | "
             f"{fmt_ci(res.ci.low, res.ci.high, binary)}{rests_on(d)} | "
-            f"{fmt_p(d.pvalue_holm)} | "
+            f"{fmt_p(d.pvalue_holm, alpha)} | "
             f"{d.n_pairs or ''} |"
         )
     o = pair.overall.main
@@ -80,7 +80,7 @@ def _slice_table(
         out.append(
             f"| **all cases** | {fmt_delta(o.estimate, binary)} | "
             f"{fmt_ci(o.ci.low, o.ci.high, binary)}{rests_on(pair.overall)} | "
-            f"{fmt_p(o.pvalue)} | "
+            f"{fmt_p(o.pvalue, alpha)} | "
             f"{pair.overall.n_pairs or ''} |"
         )
     unit = "pairs" if pair.paired_available else "scored cases in each arm"
@@ -152,7 +152,9 @@ def _pair_section(
         out += [f"_{md_text(metric.metric)} is graded: {md_text(scale)}._", ""]
     if not pair.paired_available:
         out += [f"> **No paired analysis:** {md_code(b)} and {md_code(c)} share no cases.", ""]
-    out += _slice_table(pair, arms, binary, fmt_pct(comparison.confidence))
+    out += _slice_table(
+        pair, arms, binary, fmt_pct(comparison.confidence), 1.0 - comparison.confidence
+    )
     return [*out, *_bullets(pair, metric), ""]
 
 

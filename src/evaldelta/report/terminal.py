@@ -77,13 +77,16 @@ def _slice_table(
         heads.append("traffic")
     for i, head in enumerate(heads):
         table.add_column(_text(head), justify="left" if i in (0, 2) else "right")
+    alpha = 1.0 - comparison.confidence
     for d in sorted(pair.slices, key=_sort_key):
-        cells = _slice_cells(d, binary, single, arm_at, b, c, has_traffic)
+        cells = _slice_cells(d, binary, single, arm_at, b, c, has_traffic, alpha=alpha)
         style = {"worse": "red", "better": "green"}.get(
             direction(d, 1.0 - comparison.confidence), ""
         )
         table.add_row(*(_text(x, style=style if i == 1 else "") for i, x in enumerate(cells)))
-    cells = _slice_cells(pair.overall, binary, single, arm_at, b, c, has_traffic, overall=True)
+    cells = _slice_cells(
+        pair.overall, binary, single, arm_at, b, c, has_traffic, overall=True, alpha=alpha
+    )
     table.add_row(*(_text(x, style="bold") for x in cells), end_section=True)
     return table
 
@@ -113,7 +116,7 @@ def _pair_renderables(
     out.append(_slice_table(comparison, metric, arms, pair))
     lines = _standardized_lines(pair, binary, b, c)
     lines += _pooled_lines(pair, metric, arms, b, c)
-    lines += _evidence_lines(pair, single, binary, b, c)
+    lines += _evidence_lines(pair, single, binary, b, c, 1.0 - comparison.confidence)
     lines += _coverage_lines(pair)
     lines += _arm_lines(arms, (b, c), single, conf, binary)
     if pair.cost is not None:

@@ -189,11 +189,16 @@ def _pair_block(
     header = ["slice", "delta", f"{fmt_pct(comparison.confidence)} interval", "p (Holm)", "n", b, c]
     if has_traffic:
         header.append("traffic")
+    alpha = 1.0 - comparison.confidence
     rows = [
-        _slice_cells(d, binary, single, arm_at, b, c, has_traffic)
+        _slice_cells(d, binary, single, arm_at, b, c, has_traffic, alpha=alpha)
         for d in sorted(pair.slices, key=_sort_key)
     ]
-    rows.append(_slice_cells(pair.overall, binary, single, arm_at, b, c, has_traffic, overall=True))
+    rows.append(
+        _slice_cells(
+            pair.overall, binary, single, arm_at, b, c, has_traffic, overall=True, alpha=alpha
+        )
+    )
     lines.extend(_table(header, rows, left=(0, 2)))
     method = pair.overall.main.method if pair.overall.main is not None else ""
     o = pair.overall
@@ -207,7 +212,7 @@ def _pair_block(
     lines.append("")
     lines.extend(_standardized_lines(pair, binary, b, c))
     lines.extend(_pooled_lines(pair, metric, arms, b, c))
-    lines.extend(_evidence_lines(pair, single, binary, b, c))
+    lines.extend(_evidence_lines(pair, single, binary, b, c, alpha))
     lines.extend(_coverage_lines(pair))
     lines.extend(_arm_lines(arms, (b, c), single, conf, binary))
     if pair.cost is not None:
@@ -344,6 +349,7 @@ def _slice_cells(
     has_traffic: bool,
     *,
     overall: bool = False,
+    alpha: float | None = None,
 ) -> list[str]:
     res = d.main
     name = "all cases" if overall else d.slice
@@ -352,7 +358,7 @@ def _slice_cells(
     else:
         diff = fmt_delta(res.estimate, binary)
         ci = fmt_ci(res.ci.low, res.ci.high, binary) + rests_on(d)
-        p = fmt_p(res.pvalue if overall else d.pvalue_holm)
+        p = fmt_p(res.pvalue if overall else d.pvalue_holm, alpha)
     n = f"{d.n_pairs} pair{'s' if d.n_pairs != 1 else ''}" if d.n_pairs else ""
     cells = [
         name,
@@ -475,7 +481,14 @@ def _largest_mix_gap(pair: PairComparison, arms: tuple[ArmSlice, ...]) -> str:
     return f"{s} is {share_b} of {b}'s cases and {share_c} of {c}'s"
 
 
-def _evidence_lines(pair: PairComparison, single: bool, binary: bool, b: str, c: str) -> list[str]:
+def _evidence_lines(
+    pair: PairComparison,
+    single: bool,
+    binary: bool,
+    b: str,
+    c: str,
+    alpha: float | None = None,
+) -> list[str]:
     o = pair.overall
     lines = []
     if pair.paired_available and o.paired is not None:
@@ -490,13 +503,13 @@ def _evidence_lines(pair: PairComparison, single: bool, binary: bool, b: str, c:
             )
             lines.append(
                 f"  informative pairs {o.informative}/{o.n_pairs} ({fmt_pct(o.informative_share)})"
-                f" · exact McNemar p = {fmt_p(o.paired.pvalue)}"
+                f" · exact McNemar p = {fmt_p(o.paired.pvalue, alpha)}"
             )
         else:
             lines.append(
                 f"Paired: mean per-case delta {fmt_signed(o.paired.estimate, 4)}, "
                 f"SE {fmt(o.paired.se, 4)}, t = {fmt(o.paired.statistic, 1)}, "
-                f"p = {fmt_p(o.paired.pvalue)}"
+                f"p = {fmt_p(o.paired.pvalue, alpha)}"
             )
             lines.append(
                 f"  informative pairs (delta not zero) {o.informative}/{o.n_pairs} "
