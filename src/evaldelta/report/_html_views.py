@@ -29,13 +29,14 @@ from evaldelta.report._facts import (
     coverage_sentence,
     direction,
     metric_kind,
+    ordered_slices,
     rests_on,
 )
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct, fmt_signed
 from evaldelta.report._mixes import MixRow, SweepPanel
 from evaldelta.report._plan_rows import PLAN_NOTE, PlanRow, inconclusive_slices, plan_rows
 from evaldelta.report.plots import ForestRow, HistogramPanel, RateRow
-from evaldelta.report.text import _answer_lines, _sort_key
+from evaldelta.report.text import _answer_lines
 
 __all__ = [
     "ArmSummary",
@@ -121,6 +122,7 @@ class PairView:
     paired_available: bool
     slice_rows: list[SliceRow]
     overall: SliceRow
+    order_rule: str = ""  # the one order of every format's per-slice table (report._facts)
     forest_svg: str = ""
     rates_svg: str = ""
     rate_table: list[tuple[str, str, str, str]] = field(default_factory=list)
@@ -390,7 +392,8 @@ def pair_view(
     alpha = 1.0 - alpha_conf
     arm_at = {(a.arm, a.slice): a for a in arms}
     key = (pair.baseline, pair.candidate)
-    ordered = sorted(pair.slices, key=_sort_key)
+    order = ordered_slices(pair, arms)
+    ordered = order.slices
     view = PairView(
         index=index,
         metric=metric.metric,
@@ -400,7 +403,10 @@ def pair_view(
         candidate=pair.candidate,
         binary=binary,
         unit="points" if binary else "score units",
-        answer=[line for line in _answer_lines(pair, binary, confidence=alpha_conf) if line],
+        answer=[
+            line for line in _answer_lines(pair, binary, confidence=alpha_conf, arms=arms) if line
+        ],
+        order_rule=order.rule(pair.paired_available),
         paired_available=pair.paired_available,
         slice_rows=[_slice_row(d, binary, single, arm_at, *key, alpha) for d in ordered],
         overall=_slice_row(pair.overall, binary, single, arm_at, *key, alpha),

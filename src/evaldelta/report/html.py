@@ -30,6 +30,7 @@ from markupsafe import Markup
 from evaldelta.gating import Verdict
 from evaldelta.model import Comparison
 from evaldelta.report import plots
+from evaldelta.report._facts import ordered_slices
 from evaldelta.report._format import fmt_pct
 from evaldelta.report._html_views import (
     PairView,
@@ -100,7 +101,7 @@ def _sections(
         for slicing in metric.slicings:
             for pair in slicing.pairs:
                 view = pair_view(comparison, metric, slicing.by, slicing.arms, pair, index, verdict)
-                ordered = sorted(pair.slices, key=_order_key)
+                ordered = list(ordered_slices(pair, slicing.arms).slices)
                 margins = margins_for(verdict, metric.metric, slicing.by, pair.candidate)
                 rows = forest_rows(ordered, binary, margins, 1.0 - comparison.confidence)
                 overall = forest_rows([pair.overall], binary, {}, 1.0 - comparison.confidence)[0]
@@ -125,12 +126,6 @@ def _mix_section(
     view.mix_break_even = [(m, t) for m, t in view.mix_break_even if t]
     view.sweep = sweep_panels(pair, binary, confidence, verdict)
     view.sweep_captions = [sweep_caption(p) for p in view.sweep]
-
-
-def _order_key(d: Any) -> tuple[int, float]:
-    from evaldelta.report.text import _sort_key
-
-    return _sort_key(d)
 
 
 def _verdict_view(verdict: Verdict) -> dict[str, Any]:

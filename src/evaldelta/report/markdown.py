@@ -18,9 +18,9 @@ from evaldelta.report._facts import (
     coverage_per_slice,
     coverage_sentence,
     is_loud,
+    ordered_slices,
     rests_on,
     scale_phrase,
-    worst_slices,
 )
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct
 from evaldelta.report._mixes import verdict_word
@@ -46,17 +46,8 @@ def _pin_warning(comparison: Comparison) -> list[str]:
     ]
 
 
-def _ranked_note(ranked: int, below: int, minimum: int, unit: str) -> str:
-    """Which slices the table ranks, and how many it leaves out for having too few cases."""
-    note = (
-        f"_Worst first by the interval's upper bound, among slices with at least {minimum} {unit}"
-    )
-    if below:
-        slices = "slice has" if below == 1 else "slices have"
-        note += f"; {below} {slices} fewer and {'is' if below == 1 else 'are'} not ranked"
-    if not ranked:
-        note += "; no slice qualifies"
-    return note + "._"
+SHOWN = 3  # rows of the per-slice table in a PR comment (the full table is text and HTML)
+WHERE = "in the text and HTML reports (`--format text`, `--format html`) and the JSON"
 
 
 def _slice_table(
@@ -64,16 +55,16 @@ def _slice_table(
 ) -> list[str]:
     b, c = md_text(pair.baseline), md_text(pair.candidate)
     out = [f"| slice | {c} − {b} | {conf} interval | p (Holm) | n |", "|---|---:|---|---:|---:|"]
-    worst = worst_slices(pair, arms)
-    for d in worst.shown:
+    order = ordered_slices(pair, arms)
+    shown = order.slices[:SHOWN]
+    for d in shown:
         res = d.main
-        if res is None:
-            continue
+        delta, ci = "n/a", "(no evidence in both arms)"
+        if res is not None:
+            delta, ci = fmt_delta(res.estimate, binary), fmt_ci(res.ci.low, res.ci.high, binary)
         out.append(
-            f"| {md_text(d.slice)} | {fmt_delta(res.estimate, binary)} | "
-            f"{fmt_ci(res.ci.low, res.ci.high, binary)}{rests_on(d)} | "
-            f"{fmt_p(d.pvalue_holm, alpha)} | "
-            f"{d.n_pairs or ''} |"
+            f"| {md_text(d.slice)} | {delta} | {ci}{rests_on(d)} | "
+            f"{fmt_p(d.pvalue_holm, alpha)} | {d.n_pairs or ''} |"
         )
     o = pair.overall.main
     if o is not None:
@@ -83,8 +74,9 @@ def _slice_table(
             f"{fmt_p(o.pvalue, alpha)} | "
             f"{pair.overall.n_pairs or ''} |"
         )
-    unit = "pairs" if pair.paired_available else "scored cases in each arm"
-    return [*out, "", _ranked_note(worst.ranked, worst.below, worst.minimum, unit), ""]
+    rule = order.rule(pair.paired_available)
+    note = f"_Order, {rule}; {order.cut(len(shown), WHERE)}._"
+    return [*out, "", note, ""]
 
 
 def _bullets(pair: PairComparison, metric: MetricResult) -> list[str]:
@@ -142,7 +134,9 @@ def _pair_section(
     out.append("")
     answer = [
         line
-        for line in _answer_lines(pair, binary, md_text, confidence=comparison.confidence)
+        for line in _answer_lines(
+            pair, binary, md_text, confidence=comparison.confidence, arms=arms
+        )
         if line
     ]
     for line in answer:  # the text report's own sentences, names escaped

@@ -16,7 +16,7 @@ from rich.text import Text
 
 from evaldelta.model import ArmSlice, Comparison, MetricResult, PairComparison
 from evaldelta.report._escape import term_text
-from evaldelta.report._facts import direction
+from evaldelta.report._facts import direction, ordered_slices
 from evaldelta.report._format import fmt, fmt_pct
 from evaldelta.report.text import (
     _answer_lines,
@@ -27,7 +27,6 @@ from evaldelta.report.text import (
     _pin_lines,
     _pooled_lines,
     _slice_cells,
-    _sort_key,
     _standardized_lines,
     baseline_line,
     pin_warning_lines,
@@ -64,12 +63,15 @@ def _slice_table(
     unit = "pts" if binary else "score units"
     has_traffic = any(d.traffic_share is not None for d in pair.slices)
     arm_at = {(a.arm, a.slice): a for a in arms}
+    order = ordered_slices(pair, arms)
     table = Table(
         title=_text(
             f"Per slice, worst first: {c} - {b}, in {unit} "
             f"({'paired on shared cases' if pair.paired_available else 'unpaired'})"
         ),
         title_justify="left",
+        caption=_text(f"(order, {order.rule(pair.paired_available)})"),
+        caption_justify="left",
         header_style="bold",
     )
     heads = ["slice", "delta", f"{fmt_pct(comparison.confidence)} interval", "p (Holm)", "n", b, c]
@@ -78,7 +80,7 @@ def _slice_table(
     for i, head in enumerate(heads):
         table.add_column(_text(head), justify="left" if i in (0, 2) else "right")
     alpha = 1.0 - comparison.confidence
-    for d in sorted(pair.slices, key=_sort_key):
+    for d in order.slices:
         cells = _slice_cells(d, binary, single, arm_at, b, c, has_traffic, alpha=alpha)
         style = {"worse": "red", "better": "green"}.get(
             direction(d, 1.0 - comparison.confidence), ""
@@ -110,7 +112,9 @@ def _pair_renderables(
         ),
         Text(""),
     ]
-    out += [_line(x) for x in _answer_lines(pair, binary, confidence=comparison.confidence)]
+    out += [
+        _line(x) for x in _answer_lines(pair, binary, confidence=comparison.confidence, arms=arms)
+    ]
     if not pair.paired_available:
         out.append(_line(f"! No paired analysis: {b} and {c} share no cases."))
     out.append(_slice_table(comparison, metric, arms, pair))

@@ -10,7 +10,7 @@ cases, cost and notes.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from evaldelta.model import (
     ALL_CASES,
@@ -29,6 +29,7 @@ from evaldelta.report._facts import (
     coverage_sentence,
     direction,
     metric_kind,
+    ordered_slices,
     rests_on,
 )
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct, fmt_signed
@@ -144,12 +145,6 @@ def _paired_rate(mean: float, n: int, binary_single: bool) -> str:
     return f"{fmt(mean)} (n={n})"
 
 
-def _sort_key(d: SliceDelta) -> tuple[int, float]:
-    res = d.main
-    est = res.estimate if res is not None else math.nan
-    return (1, 0.0) if not math.isfinite(est) else (0, est)
-
-
 def _pair_block(
     comparison: Comparison,
     metric: MetricResult,
@@ -166,7 +161,7 @@ def _pair_block(
         "",
     ]
     arm_at = {(a.arm, a.slice): a for a in arms}
-    lines.extend(_answer_lines(pair, binary, confidence=comparison.confidence))
+    lines.extend(_answer_lines(pair, binary, confidence=comparison.confidence, arms=arms))
     if not pair.paired_available:
         lines += [
             (
@@ -182,17 +177,19 @@ def _pair_block(
         ]
     has_traffic = any(d.traffic_share is not None for d in pair.slices)
     unit = "pts" if binary else "score units"
+    order = ordered_slices(pair, arms)
     lines.append(
         f"Per slice, worst first: {c} - {b}, in {unit} "
         f"({'paired on shared cases' if pair.paired_available else 'unpaired'})"
     )
+    lines.append(f"  (order, {order.rule(pair.paired_available)})")
     header = ["slice", "delta", f"{fmt_pct(comparison.confidence)} interval", "p (Holm)", "n", b, c]
     if has_traffic:
         header.append("traffic")
     alpha = 1.0 - comparison.confidence
     rows = [
         _slice_cells(d, binary, single, arm_at, b, c, has_traffic, alpha=alpha)
-        for d in sorted(pair.slices, key=_sort_key)
+        for d in order.slices
     ]
     rows.append(
         _slice_cells(
@@ -279,10 +276,12 @@ def _answer_lines(
     binary: bool,
     name: Callable[[str], str] = _same,
     confidence: float = 0.95,
+    arms: Sequence[ArmSlice] = (),
 ) -> list[str]:
     """One or two sentences that answer the question before any table (higher = better).
 
-    ``name`` escapes every name from the data for the caller's format (Markdown).
+    ``name`` escapes every name from the data for the caller's format (Markdown). The worst
+    slice named is the first of the tables' own order (:func:`ordered_slices`).
     """
     b, c = name(pair.baseline), name(pair.candidate)
     out = []
@@ -303,10 +302,11 @@ def _answer_lines(
                 "the interval contains both a gain and a loss."
             )
     alpha = 1.0 - confidence
-    finite = [d for d in pair.slices if d.main is not None and math.isfinite(d.main.ci.high)]
+    order = ordered_slices(pair, arms).slices
+    finite = [d for d in order if d.main is not None and math.isfinite(d.main.ci.high)]
     below = [d for d in finite if d.main is not None and d.main.ci.high < 0]
-    moved = sorted((d for d in finite if direction(d, alpha) == "worse"), key=_sort_key)
-    shown = moved or sorted(below, key=_sort_key)
+    moved = [d for d in finite if direction(d, alpha) == "worse"]
+    shown = moved or below
     if shown and shown[0].main is not None:
         d, worst_res = shown[0], shown[0].main
         share = f", {fmt_pct(d.traffic_share)} of traffic" if d.traffic_share else ""
