@@ -76,7 +76,8 @@ def test_verdict_section_names_the_deciding_rules(seed004):
 
 
 def test_untrusted_text_is_escaped_everywhere(tmp_path):
-    runs = _rows(tmp_path / "x.csv", arm_b="<b onmouseover=alert(2)>b</b>")
+    # two slices: one slice alone has no row or plot mark of its own (issue 24.1)
+    runs = _rows(tmp_path / "x.csv", slices=2, arm_b="<b onmouseover=alert(2)>b</b>")
     page = render_html(compare([runs], baseline="a"))
     body = page.split("<body>", 1)[1]
     assert "<script>alert" not in body

@@ -46,6 +46,7 @@ class Options:
     allowed_upstream_changes: Sequence[str] = ()  # upstream kinds a policy allows
     mixes: tuple[NamedMix, ...] = ()
     reducer_chosen_by: str = "default"  # "--reduce" | "the logs' own" | "default"
+    by_given: bool = True  # the slicing columns were named (--by), not the default slice
 
     def named(self) -> tuple[NamedMix, ...]:
         """The mixes to standardize on, in order (the first is the chosen mix)."""
@@ -60,6 +61,7 @@ class Options:
 def build(evidence: Evidence, options: Options) -> Comparison:
     """The comparison the evidence supports, under ``options``."""
     notes = Notes()
+    notes.items.extend(_missing_slicing(evidence, options.by_given))
     notes.items.extend(_many_slices(evidence))
     if evidence.trimmed:
         notes.items.append(
@@ -177,6 +179,36 @@ def _slicing_mixes(
         elif first:
             out.append((m.name, dict(m.weights or {})))
     return tuple(out) if out else (("actual", None),)
+
+
+def _missing_slicing(evidence: Evidence, given: bool) -> list[str]:
+    """A note for a slicing column the rows lack: every case is then one slice, ``all``.
+
+    Issue 24.1: said without a word, the report showed a one-slice table beside its total.
+    The note names the columns that look like slicing columns; it starts with ``--by`` (so
+    the CLI repeats it on stderr) unless the default met rows with nothing to slice by.
+    """
+    out = []
+    for column in evidence.missing_by:
+        flag = f"--by {column}" if given else f"--by {column} (the default)"
+        what = (
+            f"the rows have no {column!r} column, so every case is in one slice, 'all', and "
+            "there is no per-slice breakdown"
+        )
+        looks = evidence.slice_lookalikes
+        if looks:
+            out.append(
+                f"{flag}: {what}; columns that look like slicing columns: {', '.join(looks)} "
+                f"(--by {looks[0]})"
+            )
+        elif given:
+            out.append(f"{flag}: {what}; no column looks like a slicing column either")
+        else:
+            out.append(
+                f"The rows have no {column!r} column: every case is in one slice, 'all' "
+                "(name a slicing column with --by COLUMN to see the results per slice)"
+            )
+    return out
 
 
 def _many_slices(evidence: Evidence) -> list[str]:

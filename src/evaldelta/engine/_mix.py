@@ -35,6 +35,18 @@ def read_mix(
     text = path.read_text(encoding="utf-8-sig")
     if not text.strip():
         raise MixError("mix file is empty", Location(where))
+    weights = _weights(path, _entries(path, text), known_slices)
+    top = max(weights.values())
+    if top <= 0:
+        raise MixError("all weights are zero", Location(where))
+    if complete and known_slices:
+        _check_complete(weights, known_slices, where, label)
+    return {k: w / top for k, w in weights.items()}  # the same shares, sums that stay finite
+
+
+def _entries(path: Path, text: str) -> list[tuple[str, object, int | None]]:
+    """``(slice, weight as written, line)`` of each entry of a JSON or CSV mix."""
+    where = str(path)
     entries: list[tuple[str, object, int | None]] = []
     if path.suffix.lower() == ".json":
         try:
@@ -64,6 +76,14 @@ def read_mix(
             entries.append((row[si].strip(), row[wi].strip(), lineno))
     if not entries:
         raise MixError("mix file names no slices", Location(where))
+    return entries
+
+
+def _weights(
+    path: Path, entries: list[tuple[str, object, int | None]], known_slices: set[str] | None
+) -> dict[str, float]:
+    """Each entry's weight, checked: a number >= 0, a slice named once and in the data."""
+    where = str(path)
     weights: dict[str, float] = {}
     for name, raw, line in entries:
         if isinstance(raw, bool) or (
@@ -89,12 +109,7 @@ def read_mix(
                 Location(where, line, "slice", name),
             )
         weights[name] = weight
-    top = max(weights.values())
-    if top <= 0:
-        raise MixError("all weights are zero", Location(where))
-    if complete and known_slices:
-        _check_complete(weights, known_slices, where, label)
-    return {k: w / top for k, w in weights.items()}  # the same shares, sums that stay finite
+    return weights
 
 
 def _check_complete(

@@ -39,6 +39,7 @@ import ibis
 import ibis.expr.datatypes as idt
 import ibis.expr.types as ir
 
+from evaldelta.engine._sample_write import _RN, _STRATUM, _Cut, _ident, _lit, _write
 from evaldelta.errors import (
     BadValueError,
     Location,
@@ -56,8 +57,6 @@ from evaldelta.sources.tidy import line_of, tidy_kind
 __all__ = ["MISSING", "Band", "StrataCount", "TrafficScan"]
 
 MISSING = "(missing)"
-_RN = "_evaldelta_rn"
-_STRATUM = "_evaldelta_stratum"
 _TIME = "_evaldelta_time"
 _KEY = "_evaldelta_key"
 _KEEP = "_evaldelta_keep"
@@ -83,14 +82,6 @@ class Band:
 
 def _edge(x: float) -> str:
     return str(int(x)) if x.is_integer() and abs(x) < 1e15 else repr(x)
-
-
-def _ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _lit(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 @dataclass(frozen=True)
@@ -519,85 +510,3 @@ def _refuse_repeated_ids(src: _Input, grouped: list[dict[str, Any]]) -> None:
             f"id of their slice: {repeated:,}); a table has no row order to break such ties, "
             "so the sample would not be reproducible: give a unique --id"
         )
-
-
-def _write(
-    con: duckdb.DuckDBPyConnection,
-    src: _Input,
-    out: Path,
-    out_kind: str,
-    pieces: list[Any],
-    cut: _Cut | None,
-    written: list[str],
-) -> None:
-    """COPY the sample to ``out`` with DuckDB's writers, its rows in order.
-
-    ``pieces``: the fetched rows (Arrow tables, on the embedded DuckDB), from which ``cut``
-    takes the sample; with no ``cut``, the one piece is the sample, weights and all.
-    """
-    names = [f"_evaldelta_piece{i}" for i in range(len(pieces))]
-    fmt = {"csv": "FORMAT csv, HEADER true", "json": "FORMAT json", "parquet": "FORMAT parquet"}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    for name, piece in zip(names, pieces, strict=True):
-        con.register(name, piece)
-    try:
-        if cut is None:
-            select = ", ".join(_ident(c) for c in [*written, "sample_weight"])
-            body = f"SELECT {select} FROM {names[0]}"
-        else:
-            body = cut.rows(con, names, written)
-        con.execute(f"COPY ({body} ORDER BY {_RN}) TO {_lit(str(out))} ({fmt[out_kind]})")
-    except duckdb.Error as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise UnreadableFileError(f"cannot sample: {first}", Location(src.name)) from exc
-    finally:
-        for name in names:
-            con.unregister(name)
-        con.execute(f"DROP TABLE IF EXISTS temp.{_Cut.WANTED}")
-
-
-@dataclass(frozen=True)
-class _Cut:
-    """Per slice, the ``sizes[k]`` fetched rows of smallest (rank, row position).
-
-    Each slice's rows come from the piece ``final[k]`` (the fetch in which it was not
-    short), and are weighted ``sample_weight = N_k / n_k`` (``population[k] / sizes[k]``,
-    one IEEE division, as Python's). Made on the embedded DuckDB over the few fetched rows:
-    no Python-side Arrow arrays (building one imports pandas: 0.3 s of a sample's start).
-    """
-
-    sizes: Mapping[str, int]
-    population: Mapping[str, int]
-    final: Mapping[str, int]
-    WANTED = "_evaldelta_wanted"
-
-    def rows(self, con: duckdb.DuckDBPyConnection, pieces: list[str], written: list[str]) -> str:
-        """The sample's SELECT (without its order).
-
-        Each slice's piece holds at least its ``sizes[k]`` rows (:meth:`TrafficScan._choose`
-        refetches or refuses one that does not), so the cut takes exactly that many.
-        """
-        names = list(self.sizes)
-        con.execute(
-            f"CREATE TEMP TABLE {self.WANTED} AS SELECT unnest($1::VARCHAR[]) AS k, "
-            "unnest($2::BIGINT[]) AS r, unnest($3::BIGINT[]) AS n, unnest($4::BIGINT[]) AS pop",
-            [
-                names,
-                [self.final[k] for k in names],
-                [self.sizes[k] for k in names],
-                [self.population[k] for k in names],
-            ],
-        )
-        fetched = " UNION ALL ".join(
-            f"SELECT *, {i} AS _evaldelta_round FROM {name}" for i, name in enumerate(pieces)
-        )
-        ranked = (
-            f"SELECT f.*, w.n AS _evaldelta_n, w.pop AS _evaldelta_pop, row_number() OVER "
-            f"(PARTITION BY f.{_STRATUM} ORDER BY f._rank, f.{_RN}) AS _evaldelta_pos "
-            f"FROM ({fetched}) AS f JOIN {self.WANTED} AS w "
-            f"ON f.{_STRATUM} = w.k AND f._evaldelta_round = w.r"
-        )
-        kept = f"FROM ({ranked}) WHERE _evaldelta_pos <= _evaldelta_n"
-        select = ", ".join(_ident(c) for c in written)
-        weight = "CAST(_evaldelta_pop AS DOUBLE) / _evaldelta_n AS sample_weight"
-        return f"SELECT {select}, {weight} {kept}"

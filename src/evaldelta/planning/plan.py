@@ -27,7 +27,8 @@ from typing import Any, TypeVar
 from evaldelta import stats
 from evaldelta.comparison._notes import in_reader_words
 from evaldelta.errors import UsageError
-from evaldelta.model import Comparison, MetricResult, SliceDelta
+from evaldelta.model import Comparison, SliceDelta
+from evaldelta.planning._checks import check_design, check_effect_scale
 from evaldelta.planning.allocation import Allocation, SliceAllocation, allocate
 from evaldelta.sources import ReadOptions, Source
 
@@ -51,7 +52,6 @@ PAIRED_T = "paired t (noncentral t)"
 CONNOR = "exact mcnemar (connor 1987 beside)"
 UNPAIRED_T = "two-sample t, equal arms (contrast)"
 NAN = math.nan
-ALTERNATIVES = ("two-sided", "larger", "smaller")
 T = TypeVar("T")
 
 
@@ -121,59 +121,6 @@ class Plan:
     pairs: tuple[PairPlan, ...]
     allocation: Allocation | None = None
     notes: tuple[str, ...] = field(default=())
-
-
-# -- validation --------------------------------------------------------------------------
-
-
-def check_design(effect: float | None, power: float, alpha: float, alternative: str) -> None:
-    """Raise UsageError for a design the power functions cannot take (checked up front)."""
-    if alternative not in ALTERNATIVES:
-        raise UsageError(
-            f"unknown alternative {alternative!r}; choose one of {', '.join(ALTERNATIVES)}"
-        )
-    if not 0 < alpha < 1:
-        raise UsageError(f"alpha must lie strictly between 0 and 1, not {alpha}")
-    if not alpha < power < 1:
-        raise UsageError(f"power must lie strictly between alpha ({alpha}) and 1, not {power}")
-    if effect is None:
-        return
-    if not math.isfinite(effect) or effect == 0:
-        raise UsageError(f"the effect must be a non-zero number, not {effect}")
-    if alternative == "larger" and effect < 0:
-        raise UsageError(f"alternative 'larger' needs a positive effect, not {effect}")
-    if alternative == "smaller" and effect > 0:
-        raise UsageError(f"alternative 'smaller' needs a negative effect, not {effect}")
-
-
-def check_effect_scale(effect: float | None, metric: MetricResult) -> None:
-    """Raise UsageError for an effect no two scores on the metric's scale can differ by.
-
-    ``plan --effect 5`` on pass/fail data asked for 500 points and got ``n/a`` with exit 0
-    (issue 24.7): an effect larger than the whole scale is bad input, not an undefined
-    result. Pass/fail effects are differences of pass rates (-1 to 1); graded effects are
-    checked against the declared scale, else the usual scale the scores fit (no check when
-    none fits).
-    """
-    if effect is None:
-        return
-    scale = metric.scale_range()
-    if scale is None:
-        return
-    low, high, how = scale
-    if abs(effect) <= high - low:
-        return
-    name = metric.metric
-    if how == "pass/fail":
-        raise UsageError(
-            f"--effect {effect:g} is outside the scale of {name!r}, a pass/fail metric: its "
-            f"effects are differences of pass rates, between -1 and 1 (--effect 0.05 is 5 "
-            f"points; {effect:g} would be {effect * 100:g} points)"
-        )
-    raise UsageError(
-        f"--effect {effect:g} is larger than the whole scale of {name!r}, {low:g} to "
-        f"{high:g} ({how}): no two of its scores differ by that much"
-    )
 
 
 def _capture(fn: Callable[[], T], notes: list[str], context: str) -> T | None:
@@ -494,7 +441,7 @@ def plan_from_pilot(
     *,
     baseline: str | None = None,
     candidates: Sequence[str] | None = None,
-    by: str = "slice",
+    by: str | None = None,
     metric: str | None = None,
     traffic: Mapping[str, float] | None = None,
     budget: int | None = None,
@@ -515,7 +462,7 @@ def plan_from_pilot(
         files,
         baseline=baseline,
         candidates=candidates,
-        by=(by,),
+        by=(by,) if by else None,
         metrics=(metric,) if metric else None,
         read_options=read_options,
         backend=backend,

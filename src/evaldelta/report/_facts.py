@@ -29,6 +29,8 @@ __all__ = [
     "direction",
     "is_loud",
     "metric_kind",
+    "one_slice",
+    "one_slice_sentence",
     "order_rule",
     "ordered_slices",
     "rests_on",
@@ -39,13 +41,15 @@ __all__ = [
 Name = Callable[[str], str]
 
 # notes that change what a reader may conclude: shown up front in Markdown, and on stderr
-# (CI logs show them even when the report itself goes to a file or a PR comment)
-LOUD_MARKS = ("--by ", "the Wald paired interval on fewer than")
+# (CI logs show them even when the report itself goes to a file or a PR comment): a
+# slicing that misleads (the note starts with the --by option) or a method that fails
+LOUD_START = "--by "
+LOUD_MARKS = ("the Wald paired interval on fewer than",)
 
 
 def is_loud(note: str) -> bool:
     """Whether a comparison note must be seen first (a slicing that misleads, a bad method)."""
-    return any(mark in note for mark in LOUD_MARKS)
+    return note.startswith(LOUD_START) or any(mark in note for mark in LOUD_MARKS)
 
 
 def _same(text: str) -> str:
@@ -193,6 +197,20 @@ def order_rule(
     if undefined:
         out += "; slices without an interval last"
     return out
+
+
+def one_slice(pair: PairComparison) -> SliceDelta | None:
+    """The pair's only slice, when it has one: its row would repeat the all-cases row."""
+    return pair.slices[0] if len(pair.slices) == 1 else None
+
+
+def one_slice_sentence(d: SliceDelta, name: Name = _same) -> str:
+    """What every format says instead of a one-slice table beside its own total (issue 24.1)."""
+    return (
+        f"One slice, {name(d.slice)}: the all-cases row is the whole table (a row for the "
+        "slice would repeat it), and every mix gives the slice all the weight, so no "
+        "standardized rate is shown beside it"
+    )
 
 
 def _slice_n(d: SliceDelta, pair: PairComparison, arms: Sequence[ArmSlice]) -> int:

@@ -7,6 +7,7 @@ is written. The plots are the one trusted markup (SVG that matplotlib wrote).
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 import re
@@ -29,6 +30,8 @@ from evaldelta.report._facts import (
     coverage_sentence,
     direction,
     metric_kind,
+    one_slice,
+    one_slice_sentence,
     ordered_slices,
     rests_on,
 )
@@ -123,6 +126,8 @@ class PairView:
     slice_rows: list[SliceRow]
     overall: SliceRow
     order_rule: str = ""  # the one order of every format's per-slice table (report._facts)
+    one_slice: str = ""  # said instead of a one-slice table beside its own total
+    has_traffic: bool = False  # a traffic column only when traffic shares were given
     forest_svg: str = ""
     rates_svg: str = ""
     rate_table: list[tuple[str, str, str, str]] = field(default_factory=list)
@@ -266,7 +271,7 @@ def rate_rows(pair: PairComparison, arms: Sequence[ArmSlice]) -> list[RateRow]:
         if arm is not None:
             e = arm.estimate
             rows.append(RateRow("pooled (own mix)", name, e.estimate, e.ci.low, e.ci.high))
-    for s in pair.standardized:
+    for s in pair.standardized if one_slice(pair) is None else ():
         label = "traffic mix" if s.mix == "traffic" else f"chosen mix ({s.mix})"
         for name in (pair.baseline, pair.candidate):
             fm = s.per_arm.get(name)
@@ -376,6 +381,27 @@ def _shared_facts(
         ]
 
 
+def _rates_and_weights(view: PairView, pair: PairComparison, arms: Sequence[ArmSlice]) -> None:
+    """Each arm's pooled and standardized rates, the mixes' weights and dropped slices."""
+    for row in rate_rows(pair, arms):
+        view.rate_table.append(
+            (row.mix, row.arm, fmt(row.estimate), f"[{fmt(row.low)}, {fmt(row.high)}]")
+        )
+    stds = pair.standardized if one_slice(pair) is None else ()
+    view.weight_names = [("traffic" if s.mix == "traffic" else f"chosen ({s.mix})") for s in stds]
+    all_slices = sorted({k for s in stds for k in s.weights})
+    view.weight_rows = [
+        (k, [fmt_pct(s.weights.get(k), 1) if k in s.weights else "" for s in stds])
+        for k in all_slices
+    ]
+    for s in stds:
+        if s.dropped_slices:
+            view.dropped.append(
+                f"{s.mix}: {', '.join(s.dropped_slices)} dropped (not covered by both arms), "
+                f"carrying {fmt_pct(s.dropped_weight, 1)} of the weight"
+            )
+
+
 def pair_view(
     comparison: Comparison,
     metric: MetricResult,
@@ -394,6 +420,7 @@ def pair_view(
     key = (pair.baseline, pair.candidate)
     order = ordered_slices(pair, arms)
     ordered = order.slices
+    only = one_slice(pair)  # its row would repeat the all-cases row (issue 24.1)
     view = PairView(
         index=index,
         metric=metric.metric,
@@ -407,27 +434,15 @@ def pair_view(
             line for line in _answer_lines(pair, binary, confidence=alpha_conf, arms=arms) if line
         ],
         order_rule=order.rule(pair.paired_available),
+        one_slice=one_slice_sentence(only) if only is not None else "",
+        has_traffic=any(d.traffic_share is not None for d in pair.slices),
         paired_available=pair.paired_available,
-        slice_rows=[_slice_row(d, binary, single, arm_at, *key, alpha) for d in ordered],
+        slice_rows=[
+            _slice_row(d, binary, single, arm_at, *key, alpha) for d in ordered if only is None
+        ],
         overall=_slice_row(pair.overall, binary, single, arm_at, *key, alpha),
     )
-    for row in rate_rows(pair, arms):
-        view.rate_table.append(
-            (row.mix, row.arm, fmt(row.estimate), f"[{fmt(row.low)}, {fmt(row.high)}]")
-        )
-    names = [("traffic" if s.mix == "traffic" else f"chosen ({s.mix})") for s in pair.standardized]
-    view.weight_names = names
-    all_slices = sorted({k for s in pair.standardized for k in s.weights})
-    view.weight_rows = [
-        (k, [fmt_pct(s.weights.get(k), 1) if k in s.weights else "" for s in pair.standardized])
-        for k in all_slices
-    ]
-    for s in pair.standardized:
-        if s.dropped_slices:
-            view.dropped.append(
-                f"{s.mix}: {', '.join(s.dropped_slices)} dropped (not covered by both arms), "
-                f"carrying {fmt_pct(s.dropped_weight, 1)} of the weight"
-            )
+    _rates_and_weights(view, pair, arms)
     view.flag = _flag(pair, binary)
     _shared_facts(view, pair, metric, ordered)
     _evidence(view, pair, single, alpha)
@@ -451,6 +466,8 @@ def pair_view(
         confidence=comparison.confidence,
         inconclusive=inconclusive_slices(verdict, metric.metric, by, pair.candidate),
     )
+    if only is not None:  # the one slice is all cases: named as the table names it
+        view.plan = [dataclasses.replace(p, slice="all cases") for p in view.plan]
     view.plan_note = PLAN_NOTE if view.plan else ""
     _histogram(view, pair, ordered)
     return view
@@ -475,6 +492,8 @@ def histogram_panels(
     overall = panel(pair.overall, "all cases")
     if overall is None:
         return None
+    if len(ordered) == 1:  # one slice: its panel would repeat the all-cases panel
+        ordered = ()
     slices = [p for d in ordered if (p := panel(d, d.slice)) is not None]
     return overall, slices[:MAX_PANELS]
 

@@ -30,7 +30,7 @@ from markupsafe import Markup
 from evaldelta.gating import Verdict
 from evaldelta.model import Comparison
 from evaldelta.report import plots
-from evaldelta.report._facts import ordered_slices
+from evaldelta.report._facts import is_loud, ordered_slices
 from evaldelta.report._format import fmt_pct
 from evaldelta.report._html_views import (
     PairView,
@@ -101,7 +101,8 @@ def _sections(
         for slicing in metric.slicings:
             for pair in slicing.pairs:
                 view = pair_view(comparison, metric, slicing.by, slicing.arms, pair, index, verdict)
-                ordered = list(ordered_slices(pair, slicing.arms).slices)
+                one = len(pair.slices) == 1  # its row would repeat the all-cases row
+                ordered = [] if one else list(ordered_slices(pair, slicing.arms).slices)
                 margins = margins_for(verdict, metric.metric, slicing.by, pair.candidate)
                 rows = forest_rows(ordered, binary, margins, 1.0 - comparison.confidence)
                 overall = forest_rows([pair.overall], binary, {}, 1.0 - comparison.confidence)[0]
@@ -118,6 +119,8 @@ def _mix_section(
     from evaldelta.report._facts import break_even_sentences
     from evaldelta.report._mixes import mix_rows, sweep_caption, sweep_panels
 
+    if len(pair.slices) == 1:  # every mix gives the one slice all the weight
+        return
     view.mixes = mix_rows(pair, binary, verdict)
     view.mix_gate = any(r.gate for r in view.mixes)
     view.mix_break_even = [
@@ -219,6 +222,7 @@ def render_html(
         pins=pins_view(comparison),
         upstream=_upstream(comparison),
         repeats=repeats_sentence(comparison),
+        loud_notes=[n for n in comparison.notes if is_loud(n)],
         summaries=summaries,
         three=three,
     )

@@ -18,6 +18,8 @@ from evaldelta.report._facts import (
     coverage_per_slice,
     coverage_sentence,
     is_loud,
+    one_slice,
+    one_slice_sentence,
     ordered_slices,
     rests_on,
     scale_phrase,
@@ -54,9 +56,11 @@ def _slice_table(
     pair: PairComparison, arms: tuple[ArmSlice, ...], binary: bool, conf: str, alpha: float
 ) -> list[str]:
     b, c = md_text(pair.baseline), md_text(pair.candidate)
-    out = [f"| slice | {c} − {b} | {conf} interval | p (Holm) | n |", "|---|---:|---|---:|---:|"]
     order = ordered_slices(pair, arms)
-    shown = order.slices[:SHOWN]
+    only = one_slice(pair)
+    p_head = "p (Holm)" if only is None else "p"
+    out = [f"| slice | {c} − {b} | {conf} interval | {p_head} | n |", "|---|---:|---|---:|---:|"]
+    shown = order.slices[:SHOWN] if only is None else ()
     for d in shown:
         res = d.main
         delta, ci = "n/a", "(no evidence in both arms)"
@@ -76,13 +80,15 @@ def _slice_table(
         )
     rule = order.rule(pair.paired_available)
     note = f"_Order, {rule}; {order.cut(len(shown), WHERE)}._"
+    if only is not None:  # a row for the one slice would repeat the all-cases row
+        note = f"_{md_text(one_slice_sentence(only))}._"
     return [*out, "", note, ""]
 
 
 def _bullets(pair: PairComparison, metric: MetricResult) -> list[str]:
     binary = metric.kind == "binary"
     out = []
-    for s in pair.standardized:
+    for s in pair.standardized if one_slice(pair) is None else ():
         out.append(
             f"- Standardized ({md_text(s.mix)}): {fmt_delta(s.delta.estimate, binary)} "
             f"{fmt_ci(s.delta.ci.low, s.delta.ci.high, binary)}: "

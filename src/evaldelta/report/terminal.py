@@ -16,19 +16,19 @@ from rich.text import Text
 
 from evaldelta.model import ArmSlice, Comparison, MetricResult, PairComparison
 from evaldelta.report._escape import term_text
-from evaldelta.report._facts import direction, ordered_slices
+from evaldelta.report._facts import direction, one_slice, one_slice_sentence, ordered_slices
 from evaldelta.report._format import fmt, fmt_pct
+from evaldelta.report._text_evidence import _coverage_lines, _evidence_lines
 from evaldelta.report.text import (
     _answer_lines,
     _arm_lines,
-    _coverage_lines,
-    _evidence_lines,
     _label,
     _pin_lines,
     _pooled_lines,
     _slice_cells,
     _standardized_lines,
     baseline_line,
+    loud_note_lines,
     pin_warning_lines,
     repeats_lines,
 )
@@ -64,23 +64,27 @@ def _slice_table(
     has_traffic = any(d.traffic_share is not None for d in pair.slices)
     arm_at = {(a.arm, a.slice): a for a in arms}
     order = ordered_slices(pair, arms)
+    how = "paired on shared cases" if pair.paired_available else "unpaired"
+    only = one_slice(pair)
+    title = f"Per slice, worst first: {c} - {b}, in {unit} ({how})"
+    caption = f"(order, {order.rule(pair.paired_available)})"
+    if only is not None:  # a row for the one slice would repeat the all-cases row
+        title, caption = f"All cases: {c} - {b}, in {unit} ({how})", f"({one_slice_sentence(only)})"
     table = Table(
-        title=_text(
-            f"Per slice, worst first: {c} - {b}, in {unit} "
-            f"({'paired on shared cases' if pair.paired_available else 'unpaired'})"
-        ),
+        title=_text(title),
         title_justify="left",
-        caption=_text(f"(order, {order.rule(pair.paired_available)})"),
+        caption=_text(caption),
         caption_justify="left",
         header_style="bold",
     )
-    heads = ["slice", "delta", f"{fmt_pct(comparison.confidence)} interval", "p (Holm)", "n", b, c]
+    p_head = "p (Holm)" if only is None else "p"
+    heads = ["slice", "delta", f"{fmt_pct(comparison.confidence)} interval", p_head, "n", b, c]
     if has_traffic:
         heads.append("traffic")
     for i, head in enumerate(heads):
         table.add_column(_text(head), justify="left" if i in (0, 2) else "right")
     alpha = 1.0 - comparison.confidence
-    for d in order.slices:
+    for d in order.slices if only is None else ():
         cells = _slice_cells(d, binary, single, arm_at, b, c, has_traffic, alpha=alpha)
         style = {"worse": "red", "better": "green"}.get(
             direction(d, 1.0 - comparison.confidence), ""
@@ -118,7 +122,7 @@ def _pair_renderables(
     if not pair.paired_available:
         out.append(_line(f"! No paired analysis: {b} and {c} share no cases."))
     out.append(_slice_table(comparison, metric, arms, pair))
-    lines = _standardized_lines(pair, binary, b, c)
+    lines = _standardized_lines(pair, binary, b, c) if one_slice(pair) is None else []
     lines += _pooled_lines(pair, metric, arms, b, c)
     lines += _evidence_lines(pair, single, binary, b, c, 1.0 - comparison.confidence)
     lines += _coverage_lines(pair)
@@ -138,7 +142,7 @@ def terminal_renderables(comparison: Comparison) -> Group:
     """The whole report as rich renderables (tables, coloured flags), in the text's order."""
     from evaldelta.report._upstream import text_lines
 
-    head = [baseline_line(comparison), *repeats_lines(comparison)]
+    head = [baseline_line(comparison), *repeats_lines(comparison), *loud_note_lines(comparison)]
     head += [*pin_warning_lines(comparison), *_pin_lines(comparison)]
     head += text_lines(comparison)  # the upstream change detector, as in the text report
     parts: list[RenderableType] = [_line(x) for x in head]
