@@ -11,7 +11,7 @@ import dataclasses
 import difflib
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from evaldelta.gating import Verdict
@@ -129,6 +129,7 @@ class PairView:
     one_slice: str = ""  # said instead of a one-slice table beside its own total
     has_traffic: bool = False  # a traffic column only when traffic shares were given
     forest_svg: str = ""
+    forest_note: str = ""  # the intervals cut at the forest plot's edge, named
     rates_svg: str = ""
     rate_table: list[tuple[str, str, str, str]] = field(default_factory=list)
     weight_names: list[str] = field(default_factory=list)
@@ -161,6 +162,7 @@ class PairView:
     sweep: list[SweepPanel] = field(default_factory=list)
     sweep_svg: str = ""
     sweep_captions: list[str] = field(default_factory=list)
+    sweep_shown: str = ""  # which slices are drawn, why, and which are not
 
 
 _WORDS = re.compile(r"\s+|[^\s]+")
@@ -239,9 +241,17 @@ def margins_for(verdict: Verdict | None, metric: str, by: str, candidate: str) -
 
 
 def forest_rows(
-    slices: Sequence[SliceDelta], binary: bool, margins: dict[str, float], alpha: float
+    slices: Sequence[SliceDelta],
+    binary: bool,
+    margins: dict[str, float],
+    alpha: float,
+    few: Collection[str] = (),
 ) -> list[ForestRow]:
-    """Forest-plot rows in display units, in the given order."""
+    """Forest-plot rows in display units, in the given order.
+
+    ``few`` names the slices with too few pairs to set the plot's axis (their intervals are
+    cut at its edge: :func:`~evaldelta.report.plots.forest_limits`).
+    """
     scale = 100.0 if binary else 1.0
     rows = []
     for d in slices:
@@ -258,6 +268,7 @@ def forest_rows(
                 traffic=d.traffic_share,
                 margin=None if margin is None else margin * scale,
                 tone=direction(d, alpha),
+                evidence=d.slice not in few,
             )
         )
     return rows

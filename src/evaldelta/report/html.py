@@ -102,22 +102,29 @@ def _sections(
             for pair in slicing.pairs:
                 view = pair_view(comparison, metric, slicing.by, slicing.arms, pair, index, verdict)
                 one = len(pair.slices) == 1  # its row would repeat the all-cases row
-                ordered = [] if one else list(ordered_slices(pair, slicing.arms).slices)
+                order = ordered_slices(pair, slicing.arms)
+                ordered = [] if one else list(order.slices)
+                few = {d.slice for d in order.slices[order.ranked :]}
                 margins = margins_for(verdict, metric.metric, slicing.by, pair.candidate)
-                rows = forest_rows(ordered, binary, margins, 1.0 - comparison.confidence)
+                rows = forest_rows(ordered, binary, margins, 1.0 - comparison.confidence, few)
                 overall = forest_rows([pair.overall], binary, {}, 1.0 - comparison.confidence)[0]
-                _mix_section(view, pair, binary, comparison.confidence, verdict)
+                _mix_section(view, pair, binary, comparison.confidence, verdict, slicing.arms)
                 out.append((view, rows, overall, rate_rows(pair, slicing.arms)))
                 index += 1
     return out
 
 
 def _mix_section(
-    view: PairView, pair: Any, binary: bool, confidence: float, verdict: Verdict | None
+    view: PairView,
+    pair: Any,
+    binary: bool,
+    confidence: float,
+    verdict: Verdict | None,
+    arms: Sequence[Any] = (),
 ) -> None:
     """Mix sensitivity (issue 13): the mixes side by side, break-even, the sweep panels."""
     from evaldelta.report._facts import break_even_sentences
-    from evaldelta.report._mixes import mix_rows, sweep_caption, sweep_panels
+    from evaldelta.report._mixes import mix_rows, sweep_caption, sweep_panels, sweep_shown
 
     if len(pair.slices) == 1:  # every mix gives the one slice all the weight
         return
@@ -127,8 +134,24 @@ def _mix_section(
         (s.mix, break_even_sentences(s, pair.candidate)) for s in pair.standardized
     ]
     view.mix_break_even = [(m, t) for m, t in view.mix_break_even if t]
-    view.sweep = sweep_panels(pair, binary, confidence, verdict)
+    view.sweep = sweep_panels(pair, binary, confidence, verdict, arms=arms)
     view.sweep_captions = [sweep_caption(p) for p in view.sweep]
+    view.sweep_shown = sweep_shown(pair, view.sweep) if view.sweep else ""
+
+
+def _forest_note(rows: list[plots.ForestRow], overall: plots.ForestRow) -> str:
+    """What the forest plot's axis is set by, and which intervals run past it (cut, marked)."""
+    cut = plots.forest_clipped(rows, overall)
+    if not cut:
+        return ""
+    from evaldelta.report._facts import MIN_RANKED_N
+
+    noun = "interval runs" if len(cut) == 1 else "intervals run"
+    return (
+        f"The axis is set by the slices with at least {MIN_RANKED_N} pairs and all cases; "
+        f"{len(cut)} {noun} past it, cut at the edge and marked with an arrowhead: "
+        f"{', '.join(cut)} (their full intervals are in the table)"
+    )
 
 
 def _verdict_view(verdict: Verdict) -> dict[str, Any]:
@@ -174,6 +197,7 @@ def render_html(
         view.forest_svg = plots.figure_svg(
             forest, title=f"Per-slice deltas, {view.candidate} - {view.baseline}"
         )
+        view.forest_note = _forest_note(rows, overall)
         rates_fig = plots.rates_figure(rates, arms=(view.baseline, view.candidate))
         view.rates_svg = plots.figure_svg(rates_fig, title="Pooled and fixed-mix rates per arm")
         if view.sweep:
