@@ -29,7 +29,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -39,6 +39,16 @@ import ibis
 import ibis.expr.datatypes as idt
 import ibis.expr.types as ir
 
+from evaldelta.engine._sample_cases import (
+    CASE,
+    arm_count,
+    case_aggregates,
+    case_column,
+    case_columns,
+    case_counts,
+    check_cases,
+    several_arms,
+)
 from evaldelta.engine._sample_write import _RN, _STRATUM, _Cut, _ident, _lit, _write
 from evaldelta.errors import (
     BadValueError,
@@ -207,11 +217,18 @@ def _require(
 
 @dataclass(frozen=True)
 class StrataCount:
-    """Rows per slice: kept (on or after ``--since``), without a time, and in all."""
+    """Units per slice: kept (on or after ``--since``), and the rows without a time or before.
+
+    The unit is a row, or a case when the log holds several arms (``unit``, :mod:`._sample_cases`);
+    ``rows`` counts the kept rows either way, ``arms`` the arms of the kept rows.
+    """
 
     kept: dict[str, int]
     no_time: int
     before_since: int
+    unit: str = "row"
+    rows: int = 0
+    arms: int = 1
 
 
 @dataclass
@@ -233,6 +250,7 @@ class TrafficScan:
     _rows: Any = field(init=False)
     columns: dict[str, idt.DataType] = field(init=False)
     _table: Any = field(init=False, default=None)
+    _case: str | None = field(init=False, default=None)  # the unit: rows, or these cases
 
     def __post_init__(self) -> None:
         if self.table is not None:
@@ -289,17 +307,24 @@ class TrafficScan:
             aggs["no_time"] = t.count(where=t[_TIME].isnull())
         if self._src.kind == "table":  # no positions: a tie of two ids could fall either way
             aggs["ids"] = t[_KEY].nunique(where=t[_KEEP])
+        if CASE in t.columns:  # an arm column: several arms make the unit a case
+            aggs.update(case_aggregates(t, t[_KEEP]))
         for k, (flag, _, _) in enumerate(checks):
             aggs[f"bad{k}"] = t[_RN].min(where=t[flag])
         grouped = rows(t.group_by(_STRATUM).aggregate(**aggs))
         self._raise_first_bad(grouped, checks)
-        _refuse_repeated_ids(self._src, grouped)
         kept = {str(r[_STRATUM]): int(r["kept"]) for r in grouped if int(r["kept"]) > 0}
         no_time = before = 0
         if since_at is not None:
             no_time = sum(int(r["no_time"]) for r in grouped)
             before = sum(int(r["all"]) - int(r["kept"]) for r in grouped) - no_time
-        return StrataCount(kept=kept, no_time=no_time, before_since=before)
+        counted = StrataCount(kept, no_time, before, rows=sum(kept.values()))
+        if CASE in t.columns and several_arms(grouped):
+            check_cases(t, grouped, self._src, case_column(self.columns, id_column), by)
+            self._case = CASE
+            return replace(counted, kept=case_counts(grouped), unit="case", arms=arm_count(t))
+        _refuse_repeated_ids(self._src, grouped)
+        return counted
 
     def _prepare(
         self,
@@ -354,6 +379,7 @@ class TrafficScan:
             src = _Input(src.name, src.kind, id_column)
             self._src = src
             derived[_RN] = key  # a table's rows are ordered by their key
+        derived.update(case_columns(t, columns, id_column))
         prepared = t.mutate(**derived, **flags, **{_STRATUM: stratum, _KEY: key, _KEEP: keep})
         self._table = (
             prepared
@@ -371,18 +397,21 @@ class TrafficScan:
         bands: tuple[Band, ...],
         id_column: str | None,
         seed: int,
-    ) -> None:
-        """Write the ``sizes[k]`` rows of each slice with the smallest rank, with weights."""
+    ) -> int:
+        """Write the ``sizes[k]`` units of each slice with the smallest rank, with weights.
+
+        The units are rows, or cases (every row of each) after :meth:`count_strata` found
+        several arms. Returns the rows written.
+        """
         wanted = {k: n for k, n in sizes.items() if n > 0}
         written = _written(self.columns, bands)
         if not wanted:  # no row, with the columns' types: the file still gets them
             empty = self._table.select(*written, _RN).limit(0)
             none = arrow(empty.mutate(sample_weight=ibis.null("float64")))
-            _write(self._con, self._src, out, out_kind, [none], None, written)
-            return
+            return _write(self._con, self._src, out, out_kind, [none], None, written)
         pieces, final = self._choose(wanted, population, bands, seed)
-        cut = _Cut(wanted, population, final)
-        _write(self._con, self._src, out, out_kind, pieces, cut, written)
+        cut = _Cut(wanted, population, final, self._case)
+        return _write(self._con, self._src, out, out_kind, pieces, cut, written)
 
     def _raise_first_bad(
         self, grouped: list[dict[str, Any]], checks: list[tuple[str, str, str]]
@@ -417,16 +446,18 @@ class TrafficScan:
         depends on the shares.
         """
         t = self._table
-        rank = (t[_KEY] + ibis.literal(f":{int(seed)}")).hexdigest("md5")
+        key = t[self._case] if self._case is not None else t[_KEY]  # a case's rows: one rank
+        rank = (key + ibis.literal(f":{int(seed)}")).hexdigest("md5")
         t = t.filter(t[_KEEP]).mutate(_rank=rank)
+        unit = [self._case] if self._case is not None else []
         share = {k: _first_share(n, population[k]) for k, n in sizes.items()}
         fetched: list[Any] = []
         final: dict[str, int] = {}
         todo = dict(sizes)
         while todo:
             part = _below(t, {k: _rank_bound(share[k]) for k in todo})
-            got = arrow(part.select(*_written(self.columns, bands), _STRATUM, _RN, "_rank"))
-            counts = _counts(got)
+            got = arrow(part.select(*_written(self.columns, bands), _STRATUM, _RN, "_rank", *unit))
+            counts = _counts(got, self._case)
             short = [k for k in todo if counts.get(k, 0) < todo[k] and share[k] < 1.0]
             final.update({k: len(fetched) for k in todo if k not in short})
             lost = {k: (counts.get(k, 0), n) for k, n in todo.items() if counts.get(k, 0) < n}
@@ -480,9 +511,14 @@ def _rank_bound(share: float) -> str:
     return f"{int(share * 16**8):08x}"
 
 
-def _counts(table: Any) -> dict[str, int]:
+def _counts(table: Any, case: str | None = None) -> dict[str, int]:
+    """Units fetched per slice: rows, or distinct cases."""
     import pyarrow.compute as pc
 
+    if case is not None:
+        grouped = table.group_by(_STRATUM).aggregate([(case, "count_distinct")])
+        names, counts = grouped.column(_STRATUM), grouped.column(f"{case}_count_distinct")
+        return {str(k): int(n) for k, n in zip(names.to_pylist(), counts.to_pylist(), strict=True)}
     counted = pc.value_counts(table.column(_STRATUM))
     return {str(v["values"]): int(v["counts"]) for v in counted.to_pylist()}
 

@@ -171,7 +171,12 @@ class SliceOrder:
 
     def rule(self, paired: bool = True) -> str:
         """The order in words, as every format states it beside its table."""
-        return order_rule(self.minimum, paired, few=self.few > 0, undefined=self.undefined > 0)
+        few = self.few > 0
+        out = order_rule(self.minimum, paired, few=few and self.ranked > 0, undefined=False)
+        if few and not self.ranked:
+            unit = "pairs" if paired else "scored cases in each arm"
+            out += f"; every slice has fewer than {self.minimum} {unit}"
+        return out + ("; slices without an interval last" if self.undefined else "")
 
     def cut(self, shown: int, where: str) -> str:
         """What a table showing the first ``shown`` rows left out, and where the rest are."""
