@@ -146,11 +146,16 @@ def _forest_note(rows: list[plots.ForestRow], overall: plots.ForestRow) -> str:
         return ""
     from evaldelta.report._facts import MIN_RANKED_N
 
-    noun = "interval runs" if len(cut) == 1 else "intervals run"
+    one = len(cut) == 1
+    noun, whose = (
+        ("interval runs", "its full interval is")
+        if one
+        else ("intervals run", "their full intervals are")
+    )
     return (
         f"The axis is set by the slices with at least {MIN_RANKED_N} pairs and all cases; "
         f"{len(cut)} {noun} past it, cut at the edge and marked with an arrowhead: "
-        f"{', '.join(cut)} (their full intervals are in the table)"
+        f"{', '.join(cut)} ({whose} in the table)"
     )
 
 
