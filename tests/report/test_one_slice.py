@@ -51,8 +51,13 @@ def test_the_missing_slice_column_is_said_with_the_lookalikes(noslice) -> None: 
     assert "columns that look like slicing columns: metadata.slice, vars.topic" in note
     assert "doc.question" not in note and "note" not in note.split(":")[-1]
     assert note.endswith("(--by metadata.slice)")
+    # met by the default --by: said as an ordinary note (not up front, not on stderr)
     default = compare([noslice], baseline="v1")
-    assert any(n.startswith("--by slice (the default): the rows have no") for n in default.notes)
+    assert any(
+        n.startswith("The rows have no 'slice' column (the default --by slice), so every case")
+        and n.endswith("metadata.slice, vars.topic (--by metadata.slice)")
+        for n in default.notes
+    )
 
 
 def test_no_format_prints_the_one_slice_beside_its_total(noslice) -> None:  # type: ignore[no-untyped-def]
@@ -80,6 +85,8 @@ def test_the_cli_says_it_on_stderr_and_a_plain_file_quietly(run_cli, noslice, wr
     res = run_cli("compare", noslice, "--baseline", "v1", "--by", "slice")
     assert res.code == 0
     assert "evaldelta: WARNING: --by slice: the rows have no 'slice' column" in res.err
+    res = run_cli("compare", noslice, "--baseline", "v1")
+    assert "WARNING" not in res.err and "(--by metadata.slice)" in res.out
     plain = write("plain.csv", _rows(extra=False))
     res = run_cli("compare", plain, "--baseline", "v1")
     assert res.code == 0 and "WARNING" not in res.err  # nothing else to slice by: a note

@@ -185,24 +185,28 @@ def _missing_slicing(evidence: Evidence, given: bool) -> list[str]:
     """A note for a slicing column the rows lack: every case is then one slice, ``all``.
 
     Issue 24.1: said without a word, the report showed a one-slice table beside its total.
-    The note names the columns that look like slicing columns; it starts with ``--by`` (so
-    the CLI repeats it on stderr) unless the default met rows with nothing to slice by.
+    The note names the columns that look like slicing columns. Asked for with ``--by``, it
+    starts with the option (so every format leads with it and the CLI repeats it on
+    stderr); met by the default, it is an ordinary note.
     """
     out = []
     for column in evidence.missing_by:
-        flag = f"--by {column}" if given else f"--by {column} (the default)"
-        what = (
-            f"the rows have no {column!r} column, so every case is in one slice, 'all', and "
-            "there is no per-slice breakdown"
-        )
         looks = evidence.slice_lookalikes
-        if looks:
+        like = (
+            f"columns that look like slicing columns: {', '.join(looks)} (--by {looks[0]})"
+            if looks
+            else "no column looks like a slicing column either"
+        )
+        if given:
             out.append(
-                f"{flag}: {what}; columns that look like slicing columns: {', '.join(looks)} "
-                f"(--by {looks[0]})"
+                f"--by {column}: the rows have no {column!r} column, so every case is in one "
+                f"slice, 'all', and there is no per-slice breakdown; {like}"
             )
-        elif given:
-            out.append(f"{flag}: {what}; no column looks like a slicing column either")
+        elif looks:
+            out.append(
+                f"The rows have no {column!r} column (the default --by {column}), so every "
+                f"case is in one slice, 'all'; {like}"
+            )
         else:
             out.append(
                 f"The rows have no {column!r} column: every case is in one slice, 'all' "

@@ -142,8 +142,8 @@ def terminal_renderables(comparison: Comparison) -> Group:
     """The whole report as rich renderables (tables, coloured flags), in the text's order."""
     from evaldelta.report._upstream import text_lines
 
-    head = [baseline_line(comparison), *repeats_lines(comparison), *loud_note_lines(comparison)]
-    head += [*pin_warning_lines(comparison), *_pin_lines(comparison)]
+    head = [baseline_line(comparison), *repeats_lines(comparison)]
+    head += [*pin_warning_lines(comparison), *loud_note_lines(comparison), *_pin_lines(comparison)]
     head += text_lines(comparison)  # the upstream change detector, as in the text report
     parts: list[RenderableType] = [_line(x) for x in head]
     for metric in comparison.metrics:

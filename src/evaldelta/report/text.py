@@ -54,8 +54,8 @@ def render_text(comparison: Comparison) -> str:
     cleaned before their widths are measured.
     """
     out: list[str] = [baseline_line(comparison), *repeats_lines(comparison)]
-    out.extend(loud_note_lines(comparison))
     out.extend(pin_warning_lines(comparison))
+    out.extend(loud_note_lines(comparison))
     out.extend(_pin_lines(comparison))
     out.extend(_upstream_lines(comparison))
     for metric in comparison.metrics:
