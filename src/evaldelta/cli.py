@@ -173,7 +173,7 @@ def compare_cmd(
     options: dict[str, Any] = {
         "baseline": baseline,
         "candidates": candidate or None,
-        "by": tuple(by or ("slice",)),
+        "by": tuple(by) if by else None,
         "mix": mix_option(mix),
         "traffic": traffic,
         "confidence": confidence,

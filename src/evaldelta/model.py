@@ -26,6 +26,7 @@ from evaldelta.stats import (
 
 __all__ = [
     "SCHEMA_VERSION",
+    "USUAL_SCALES",
     "ArmSlice",
     "CaseRef",
     "Comparison",
@@ -58,6 +59,9 @@ SCHEMA_VERSION = "1.0"
 PinValue = str | int | float | bool | None  # a flattened pin (lists are kept as JSON text)
 ALL_CASES = "(all cases)"
 OUTPUT_CHARS = 4000  # longest stored output carried per moved case (row-level, bounded)
+# the scales graded scores usually come on, narrowest first: a score range is read as the
+# first that holds it (report/_facts.scale_phrase; plan's check of --effect)
+USUAL_SCALES = ((0.0, 1.0), (1.0, 5.0), (0.0, 5.0), (1.0, 10.0), (0.0, 10.0), (0.0, 100.0))
 
 
 @dataclass(frozen=True)
@@ -333,6 +337,25 @@ class MetricResult:
     observed_low: float | None = None  # the lowest and highest finite score in the rows
     observed_high: float | None = None
     scale: tuple[float, float] | None = None  # declared with --scale; None: not declared
+
+    def scale_range(self) -> tuple[float, float, str] | None:
+        """The scale scores lie on, and how it is known: ``(low, high, how)``.
+
+        ``how`` is ``pass/fail`` (0 to 1), ``declared`` (``--scale``) or ``inferred``: the
+        first usual scale (:data:`USUAL_SCALES`) that holds every observed score. None when
+        no usual scale holds them (or no score was seen).
+        """
+        if self.kind == "binary":
+            return 0.0, 1.0, "pass/fail"
+        if self.scale is not None:
+            return self.scale[0], self.scale[1], "declared"
+        low, high = self.observed_low, self.observed_high
+        if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+            return None
+        for a, b in USUAL_SCALES:
+            if a <= low and high <= b:
+                return a, b, "inferred"
+        return None
 
 
 @dataclass(frozen=True)

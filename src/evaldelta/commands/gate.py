@@ -65,8 +65,9 @@ def gate_cmd(
     baseline: BaselineOpt = None,
     candidate: CandidateOpt = None,
     by: Annotated[
-        str, typer.Option("--by", help="Slicing column the policy's slices name.")
-    ] = "slice",
+        str | None,
+        typer.Option("--by", help="Slicing column the policy's slices name (default: slice)."),
+    ] = None,
     mix: MixOpt = None,
     traffic: TrafficOpt = None,
     confidence: ConfidenceOpt = 0.95,
@@ -127,7 +128,7 @@ def gate_cmd(
         policy,
         baseline=baseline,
         candidates=candidate or None,
-        by=(by,),
+        by=(by,) if by else None,
         mix=mix_option(mix),
         traffic=traffic,
         confidence=confidence,

@@ -17,6 +17,7 @@ from typing import Any
 
 from evaldelta.engine._critical import CriticalSelector, CriticalStats, critical_stats
 from evaldelta.engine._histogram import DeltaBins, delta_histograms
+from evaldelta.engine._lookalike import missing_slicing, slicing_lookalikes
 from evaldelta.engine._outputs import case_outputs
 from evaldelta.engine._reduce import (
     ALL,
@@ -152,6 +153,10 @@ class Evidence:
     scale: tuple[float, float] | None = None
     upstream: tuple[UpstreamCounts, ...] = ()  # per pair and kind: prompt/payload/retrieval
     reducer: str = "mean"  # how each case's repeats were reduced (stats._reducers names)
+    # slicing columns no source has (every case in one slice, "all"), and the columns that
+    # look like slicing columns, to name in the note that says so (engine/_lookalike.py)
+    missing_by: tuple[str, ...] = ()
+    slice_lookalikes: tuple[str, ...] = ()
 
     @property
     def baseline(self) -> str:
@@ -172,6 +177,14 @@ def gather(tables: TableSet, request: Request) -> Evidence:
     finds a blank or padded case id, the full validation runs and names the first defect.
     """
     by = request.by or ("slice",)
+    evidence = _gather_validated(tables, request, by)
+    missing = missing_slicing(tables, by)
+    if not missing:
+        return evidence
+    return replace(evidence, missing_by=missing, slice_lookalikes=slicing_lookalikes(tables))
+
+
+def _gather_validated(tables: TableSet, request: Request, by: Sequence[str]) -> Evidence:
     if request.reducer is not None and not request.reducer.is_mean:
         return _gather_reduced(tables, request, request.reducer)
     quick = validate_quickly(tables, request.scale, cost_by=by[0])
