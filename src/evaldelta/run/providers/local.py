@@ -23,6 +23,7 @@ otherwise.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import ctypes
 import importlib.util
 import threading
@@ -55,6 +56,13 @@ def _llama_cpp() -> Any:
         quiet = llama_cpp.llama_log_callback(lambda level, text, user_data: None)
         llama_cpp.llama_log_set(quiet, ctypes.c_void_p())
         _QUIET.append(quiet)
+        # llama_cpp._utils opens os.devnull twice at import and never closes it: at exit
+        # Python prints two "unclosed file" ResourceWarnings after the user's report
+        utils = getattr(llama_cpp, "_utils", None)
+        for name in ("outnull_file", "errnull_file"):
+            handle = getattr(utils, name, None)
+            if handle is not None:
+                atexit.register(handle.close)
     return llama_cpp
 
 
