@@ -17,8 +17,10 @@ from evaldelta.report._facts import (
     break_even_sentences,
     coverage_per_slice,
     coverage_sentence,
+    interval_difference,
     rests_on,
     scale_phrase,
+    standardized_rests_on,
     worst_slices,
 )
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct
@@ -59,7 +61,11 @@ def _ranked_note(ranked: int, below: int, minimum: int, unit: str) -> str:
 
 
 def _slice_table(
-    pair: PairComparison, arms: tuple[ArmSlice, ...], binary: bool, conf: str
+    pair: PairComparison,
+    arms: tuple[ArmSlice, ...],
+    binary: bool,
+    conf: str,
+    repeats: bool = False,
 ) -> list[str]:
     b, c = md_text(pair.baseline), md_text(pair.candidate)
     out = [f"| slice | {c} − {b} | {conf} interval | p (Holm) | n |", "|---|---:|---|---:|---:|"]
@@ -70,7 +76,7 @@ def _slice_table(
             continue
         out.append(
             f"| {md_text(d.slice)} | {fmt_delta(res.estimate, binary)} | "
-            f"{fmt_ci(res.ci.low, res.ci.high, binary)}{rests_on(d)} | "
+            f"{fmt_ci(res.ci.low, res.ci.high, binary)}{rests_on(d, binary and repeats)} | "
             f"{fmt_p(d.pvalue_holm)} | "
             f"{d.n_pairs or ''} |"
         )
@@ -78,7 +84,8 @@ def _slice_table(
     if o is not None:
         out.append(
             f"| **all cases** | {fmt_delta(o.estimate, binary)} | "
-            f"{fmt_ci(o.ci.low, o.ci.high, binary)}{rests_on(pair.overall)} | "
+            f"{fmt_ci(o.ci.low, o.ci.high, binary)}"
+            f"{rests_on(pair.overall, binary and repeats)} | "
             f"{fmt_p(o.pvalue)} | "
             f"{pair.overall.n_pairs or ''} |"
         )
@@ -92,9 +99,13 @@ def _bullets(pair: PairComparison, metric: MetricResult) -> list[str]:
     for s in pair.standardized:
         out.append(
             f"- Standardized ({md_text(s.mix)}): {fmt_delta(s.delta.estimate, binary)} "
-            f"{fmt_ci(s.delta.ci.low, s.delta.ci.high, binary)}: "
+            f"{fmt_ci(s.delta.ci.low, s.delta.ci.high, binary)}{standardized_rests_on(s)}: "
             f"{verdict_word(s, pair.candidate, md_text)}"
+            + (" (the pairs' own mix: the all-cases paired delta)" if s.same_as_overall else "")
         )
+        why = interval_difference(s, pair, binary, md_text)
+        if why is not None:
+            out.append(f"  - {why}")
         out.extend(
             f"  - break-even: {t}" for t in break_even_sentences(s, pair.candidate, name=md_text)
         )
@@ -151,7 +162,7 @@ def _pair_section(
         out += [f"_{md_text(metric.metric)} is graded: {md_text(scale)}._", ""]
     if not pair.paired_available:
         out += [f"> **No paired analysis:** {md_code(b)} and {md_code(c)} share no cases.", ""]
-    out += _slice_table(pair, arms, binary, fmt_pct(comparison.confidence))
+    out += _slice_table(pair, arms, binary, fmt_pct(comparison.confidence), metric.repeated)
     return [*out, *_bullets(pair, metric), ""]
 
 

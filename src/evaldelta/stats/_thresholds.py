@@ -14,6 +14,14 @@ WALD_MIN_PAIRS = 100  # below this the Wald paired interval under-covers (docs/c
 # fewer informative pairs (non-zero deltas) than this: a paired t interval rests on too little
 # to be trusted (docs/calibration.md, zero-inflated deltas); the gate is inconclusive there
 MIN_INFORMATIVE = 10
+# fewer discordant pairs than this (b + c): Newcombe's paired interval covers as little as 0.89
+# when they all go one way (40 pairs, 5% discordance; docs/calibration.md, one-way grid), so
+# the reports say "rests on k discordant pairs" beside it (issue 24, item 12)
+MIN_DISCORDANT = 5
+# a paired t on case means of pass/fail repeats with fewer cases than this: its coverage on
+# the draws that print no other warning falls to 0.92 (20 cases; docs/calibration.md), so the
+# reports say "rests on n cases" and the gate is inconclusive (issue 24, item 14)
+MIN_REPEAT_CASES = 30
 
 # Brown, Cai and DasGupta (2001), section 4.1.1: with x* or fewer successes (failures) the
 # Wilson lower (upper) limit is widened to the one-sided Poisson limit. The paper uses x* = 2
