@@ -68,6 +68,23 @@ def test_demo_live_runs_stores_and_resumes(tmp_path: Path, model_path: Path):
     assert "0 calls now, 108 already stored" in again  # resume: nothing is called twice
 
 
+# llama_cpp.server with llama.cpp's extra CPU buffer types turned off: a native build on a
+# virtual machine whose CPU reports AMX crashes on the first batched decode (see
+# evaldelta.run.providers.local); the server has no switch for them.
+SERVER = """
+import runpy, sys
+import llama_cpp.llama_cpp as low
+defaults = low.llama_model_default_params
+def params():
+    made = defaults()
+    made.use_extra_bufts = False
+    return made
+low.llama_model_default_params = params
+sys.argv[0] = "llama_cpp.server"
+runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
+"""
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -82,7 +99,7 @@ def test_openai_provider_against_llama_cpp_server(model_path: Path):
 
     port = _free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path),
+        [sys.executable, "-c", SERVER, "--model", str(model_path),
          "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "1024"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

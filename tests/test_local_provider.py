@@ -111,3 +111,33 @@ def test_missing_model_file_is_a_clear_error(tmp_path: Path):
 def test_unknown_quantization_is_rejected(tmp_path: Path):
     with pytest.raises(ValueError, match="unknown quantization"):
         requantize(MODEL, tmp_path / "x.gguf", "Q3_XX")
+
+
+def test_a_call_abandoned_while_queued_never_runs():
+    """A timed-out call must not decode later beside other work (a CI segfault, 2026-12)."""
+    from evaldelta.run.providers import local
+
+    async def go() -> LocalProvider:
+        provider = LocalProvider()
+        local._LLAMA_LOCK.acquire()  # another call holds llama.cpp
+        try:
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(provider.complete("smollm2", MESSAGES, PARAMS), 0.2)
+        finally:
+            local._LLAMA_LOCK.release()
+        return provider
+
+    provider = asyncio.run(go())  # asyncio.run waits for the worker thread to finish
+    assert provider._models == {}  # it skipped: no model was loaded, nothing decoded
+
+
+def test_a_closed_provider_refuses_calls_instead_of_reloading():
+    async def go() -> None:
+        provider = LocalProvider()
+        await provider.complete("smollm2", MESSAGES, PARAMS)
+        await provider.aclose()
+        with pytest.raises(ProviderError, match="closed"):
+            await provider.complete("smollm2", MESSAGES, PARAMS)
+        assert provider._models == {}
+
+    asyncio.run(go())

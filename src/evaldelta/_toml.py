@@ -1,7 +1,11 @@
 """Reading a TOML file the house way: every problem one error naming the file and line.
 
-The policy file (gating/policy.py) and the regression set (regression/_file.py) both read
-this way; each passes its own error class (an :class:`~evaldelta.errors.InputError`).
+Every TOML reader (the policy file in gating/policy.py, the regression set in
+regression/_file.py, the run config in run/config.py, the price table in run/prices.py)
+reads this way; each passes its own error class (an :class:`~evaldelta.errors.InputError`).
+The file is held to the limits of :mod:`evaldelta._limits`: at most
+:data:`~evaldelta._limits.MAX_TEXT_BYTES`, nested (arrays, inline tables, dotted keys and
+table headers alike) at most :data:`~evaldelta._limits.MAX_DEPTH` levels.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from evaldelta import _limits
 from evaldelta.errors import InputError, Location
 
 __all__ = ["loads", "read_text"]
@@ -21,21 +26,22 @@ _AT = re.compile(r"^(?P<msg>.*?)\s*\(at line (?P<line>\d+), column (?P<col>\d+)\
 
 def read_text(path: str | Path, error: type[InputError], what: str) -> str:
     """The UTF-8 text of ``path``; ``what`` names it in errors ("the policy file")."""
-    p = Path(path)
-    if not p.exists():
-        raise error(f"{what} does not exist", Location(str(p)))
-    if p.is_dir():
-        raise error(f"{what} names a directory, not a file", Location(str(p)))
-    try:
-        return p.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise error(f"{what} is not UTF-8 text ({exc.reason})", Location(str(p))) from None
+    return _limits.read_text(path, error, what)
 
 
 def loads(text: str, path: str, error: type[InputError]) -> dict[str, Any]:
-    """``tomllib.loads``, its syntax errors as ``error`` with the line they name."""
+    """``tomllib.loads`` within the limits, its syntax errors as ``error`` with their line.
+
+    tomllib parses arrays and inline tables by recursion: a deeply nested value stops at
+    Python's recursion limit (a few hundred levels), before the stack could run out, and is
+    refused like any value nested past :data:`~evaldelta._limits.MAX_DEPTH`.
+    """
+    if len(text) > _limits.MAX_TEXT_BYTES:
+        raise error(_limits.too_large("the TOML file"), Location(path))
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
+    except RecursionError:
+        raise error(_limits.too_deep("TOML"), Location(path)) from None
     except tomllib.TOMLDecodeError as exc:
         found = _AT.match(str(exc))
         if found is None:
@@ -44,3 +50,6 @@ def loads(text: str, path: str, error: type[InputError]) -> dict[str, Any]:
             f"not valid TOML: {found.group('msg')} (column {found.group('col')})",
             Location(path, int(found.group("line"))),
         ) from None
+    if _limits.depth_of(data) > _limits.MAX_DEPTH:
+        raise error(_limits.too_deep("TOML"), Location(path))
+    return data

@@ -71,6 +71,7 @@ class Format(StrEnum):
     json = "json"
     markdown = "markdown"
     html = "html"
+    junit = "junit"  # the verdict as JUnit XML: with --policy only
 
 
 def resolve_format(format: Format | None, output: Path | None) -> Format:
@@ -109,7 +110,11 @@ def compare_cmd(
     ] = 50,
     format: Annotated[
         Format | None,
-        typer.Option("--format", help="Output format (default: text; html when -o ends in .html)."),
+        typer.Option(
+            "--format",
+            help="Output format (default: text; html when -o ends in .html; junit: the "
+            "verdict as JUnit XML, with --policy).",
+        ),
     ] = None,
     output: OutputOpt = None,
     png: Annotated[
@@ -168,7 +173,7 @@ def compare_cmd(
     options: dict[str, Any] = {
         "baseline": baseline,
         "candidates": candidate or None,
-        "by": tuple(by or ("slice",)),
+        "by": tuple(by) if by else None,
         "mix": mix_option(mix),
         "traffic": traffic,
         "confidence": confidence,
@@ -184,6 +189,8 @@ def compare_cmd(
         "reduce": reduce,
     }
     fmt = resolve_format(format, output)
+    if fmt == Format.junit and policy is None:
+        raise UsageError("--format junit writes a gate verdict: it needs --policy FILE")
     if policy is not None:
         _compare_and_gate(sources, policy, metric, fmt, output, options, png)
         return
@@ -246,6 +253,10 @@ def _compare_and_gate(
     _write_pngs(result, png, verdict)
     if format == Format.html:
         text = _render_html(result, verdict)
+    elif format == Format.junit:
+        from evaldelta.commands.gate import render_junit
+
+        text = render_junit(verdict, result, policy)
     elif format == Format.json:
         text = render_verdict_json(verdict, result)
     elif format == Format.markdown:
@@ -334,6 +345,13 @@ def main() -> None:
     except KeyboardInterrupt:
         typer.echo("evaldelta: interrupted", err=True)
         sys.exit(130)
+    except MemoryError:  # an input past what the limits foresaw: still the input's size
+        typer.echo(
+            "evaldelta: error: out of memory: an input is larger than this machine can read "
+            "(split the file, or import it in parts)",
+            err=True,
+        )
+        sys.exit(2)
     except Exception as exc:
         if os.environ.get("EVALDELTA_DEBUG") == "1":
             raise

@@ -144,14 +144,23 @@ def _extra(scenario: Scenario, result: Comparison | None = None) -> list[str]:
         ]
     if scenario.key == "004":
         lines = ["Paired sample size per slice at a paired sd of 1.1, 80% power, alpha 0.05:"]
-        for effect in (0.5, 0.25):
+        for effect, says in ((0.5, "roughly 77"), (0.25, "about 300")):
             res = stats.required_pairs(effect, 1.1)
             lines.append(
                 f"  detect {fmt(effect, 2)}: {res.n} paired rows (exact noncentral t); "
-                f"an unpaired design would need {res.unpaired_n_per_arm} per arm"
+                f"an unpaired design would need {res.unpaired_n_per_arm} per arm (the seed's "
+                f"'{says} paired rows' is this unpaired figure)"
             )
         return lines
     return []
+
+
+def _seed_ledger(scenario: Scenario, result: Comparison) -> list[str]:
+    """Every figure the seed states beside the data's, and why where they differ."""
+    from evaldelta.demo_seeds import ledger, ledger_lines
+
+    with data_path(scenario.data) as rows:
+        return ledger_lines(scenario.key, ledger(scenario.key, result, str(rows)))
 
 
 def _open_question(result: Comparison) -> list[str]:
@@ -189,6 +198,8 @@ def run_demo(output_dir: Path | None = None, html_dir: Path | None = None) -> st
         parts.append("=" * 100)
         parts.append(render_text(result))
         parts.extend(_extra(scenario, result))
+        parts.append("")
+        parts.extend(_seed_ledger(scenario, result))
         if scenario.key == "004":
             parts.append("")
             parts.extend(gate_side_by_side(result))

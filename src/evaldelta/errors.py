@@ -76,7 +76,10 @@ class Location:
         if self.field is not None:
             parts.append(f"field {self.field!r}")
         if self.value is not None:
-            parts.append(f"value {self.value!r}")
+            shown = repr(self.value)
+            if len(shown) > 200:  # a value from the data can be megabytes long
+                shown = f"{shown[:200]}... ({len(shown):,} characters)"
+            parts.append(f"value {shown}")
         return ", ".join(parts)
 
 

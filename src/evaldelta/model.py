@@ -26,6 +26,7 @@ from evaldelta.stats import (
 
 __all__ = [
     "SCHEMA_VERSION",
+    "USUAL_SCALES",
     "ArmSlice",
     "CaseRef",
     "Comparison",
@@ -58,6 +59,9 @@ SCHEMA_VERSION = "1.0"
 PinValue = str | int | float | bool | None  # a flattened pin (lists are kept as JSON text)
 ALL_CASES = "(all cases)"
 OUTPUT_CHARS = 4000  # longest stored output carried per moved case (row-level, bounded)
+# the scales graded scores usually come on, narrowest first: a score range is read as the
+# first that holds it (report/_facts.scale_phrase; plan's check of --effect)
+USUAL_SCALES = ((0.0, 1.0), (1.0, 5.0), (0.0, 5.0), (1.0, 10.0), (0.0, 10.0), (0.0, 100.0))
 
 
 @dataclass(frozen=True)
@@ -217,6 +221,44 @@ class MovedCase:
 
 
 @dataclass(frozen=True)
+class SampleRow:
+    """One paired case of a side-by-side: each arm's case mean and output.
+
+    ``baseline_state`` / ``candidate_state`` are ``right`` (every scored attempt passed),
+    ``wrong`` (none did) or ``partly`` (some epochs passed). Outputs are untrusted text.
+    """
+
+    case_id: str
+    slice: str
+    baseline: float
+    candidate: float
+    baseline_state: str
+    candidate_state: str
+    baseline_output: str | None = None
+    candidate_output: str | None = None
+
+
+@dataclass(frozen=True)
+class SampleSideBySide:
+    """Every paired sample of one pass/fail metric, which arm got it right and which wrong.
+
+    Built for imported Inspect AI logs (inspect_ai #1327): ``counts`` maps
+    ``"BASELINE_STATE/CANDIDATE_STATE"`` to the number of paired cases, over all of them;
+    ``rows`` lists up to ``limit`` of them, the cases the candidate lost first, then those it
+    won, those both got wrong, partly, and right.
+    """
+
+    metric: str
+    by: str
+    baseline: str
+    candidate: str
+    paired: int
+    counts: Mapping[str, int]
+    rows: tuple[SampleRow, ...]
+    limit: int
+
+
+@dataclass(frozen=True)
 class Cost:
     """Total and per-case cost of each arm, from ``cost_usd``."""
 
@@ -307,6 +349,25 @@ class MetricResult:
     observed_low: float | None = None  # the lowest and highest finite score in the rows
     observed_high: float | None = None
     scale: tuple[float, float] | None = None  # declared with --scale; None: not declared
+
+    def scale_range(self) -> tuple[float, float, str] | None:
+        """The scale scores lie on, and how it is known: ``(low, high, how)``.
+
+        ``how`` is ``pass/fail`` (0 to 1), ``declared`` (``--scale``) or ``inferred``: the
+        first usual scale (:data:`USUAL_SCALES`) that holds every observed score. None when
+        no usual scale holds them (or no score was seen).
+        """
+        if self.kind == "binary":
+            return 0.0, 1.0, "pass/fail"
+        if self.scale is not None:
+            return self.scale[0], self.scale[1], "declared"
+        low, high = self.observed_low, self.observed_high
+        if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+            return None
+        for a, b in USUAL_SCALES:
+            if a <= low and high <= b:
+                return a, b, "inferred"
+        return None
 
 
 @dataclass(frozen=True)
@@ -474,6 +535,8 @@ class Comparison:
     upstream: tuple[UpstreamCheck, ...] = field(default=())
     mixes: tuple[str, ...] = field(default=())  # every named mix (``mix`` is the first)
     repeats: RepeatReduction | None = None  # set when a reducer or a tool's reducer applies
+    # every paired sample, right and wrong per arm (imported Inspect AI logs, pass/fail)
+    samples: tuple[SampleSideBySide, ...] = field(default=())
 
 
 def to_jsonable(obj: Any) -> Any:

@@ -31,6 +31,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from evaldelta._json_bounds import nests_too_deep
+
 __all__ = [
     "DISPLAY_COLUMNS",
     "HASH_COLUMNS",
@@ -146,7 +148,7 @@ def retrieved_ids(ids: Any) -> list[str]:
         return []
     if isinstance(ids, str):
         text = ids.strip()
-        if text.startswith("["):
+        if text.startswith("[") and not nests_too_deep(text):  # no RecursionError from json
             try:
                 loaded = json.loads(text)
             except ValueError:

@@ -139,3 +139,23 @@ def test_cli_mixes_side_by_side_and_their_errors(run_cli, seed000, write):
                 "--mix", f"p={part}"),
         "part.csv", "no weight to the data's slice(s) long_context, multi_turn, tool_use",
     )  # fmt: skip
+
+
+def test_traffic_is_checked_as_a_mix_is(run_cli, seed000, write):
+    # issue 24.4: a traffic file that leaves out a slice was a silent n/a (and a traffic
+    # delta of -5.2 pts instead of -1.2 with long_context dropped); as a --mix it was an error
+    rows, _ = seed000
+    part = write("part.csv", "slice,weight\nshort_factual,0.45\nmulti_turn,0.30\ntool_use,0.20\n")
+    needle = r"traffic mix \(--traffic\) gives no weight .* long_context"
+    with pytest.raises(MixError, match=needle):
+        compare([rows], baseline="v1", traffic=part)
+    for command in ("compare", "gate"):
+        args = ["--policy", write("p.toml", "max_regression = 0.5\n")] if command == "gate" else []
+        one_line_error(
+            run_cli(command, rows, "--baseline", "v1", "--traffic", part, *args),
+            "part.csv", "no weight to the data's slice(s) long_context", "weight 0",
+        )  # fmt: skip
+    # as with --mix, a weight of 0 leaves a slice out on purpose
+    zero = write("zero.csv", part.read_text() + "long_context,0\n")
+    traffic = _std(compare([rows], baseline="v1", traffic=zero), "traffic")
+    assert set(traffic.weights) == {"short_factual", "multi_turn", "tool_use"}

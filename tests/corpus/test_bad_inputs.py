@@ -3,8 +3,10 @@
 Each case writes its files into a fresh folder, runs the real CLI entry point in-process
 (``evaldelta.cli.main``) and expects exactly one line on stderr, starting
 ``evaldelta: error:``, holding every needle, with exit code 2 and no traceback. ``{d}`` in
-an argument is the case's folder. A case is a row of :data:`CASES`; add one for every bad
-input a user met.
+an argument is the case's folder; ``env`` sets environment variables for the case (a lowered
+limit keeps a hostile file small). A case is a row of :data:`CASES`; add one for every bad
+input a user met. The hostile files of issue 23 (nesting, long strings, huge scores, wide
+files, alias bombs) are at the end: each needle names the limit.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ class Case:
     args: tuple[str, ...]
     needles: tuple[str, ...]
     files: dict[str, Content] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
 
 
 def _zip(
@@ -524,13 +527,277 @@ CASES: list[Case] = [
 ]
 
 
+# -- issue 23: hostile files, each past a stated limit ---------------------------------------
+LIMIT = "200 levels"  # every depth refusal names the limit
+DEEPER = "[" * 201 + "]" * 201  # one level past it (the document's own level counts too)
+DEEPEST = "[" * 100_000 + "]" * 100_000
+INSPECT_JSON = sorted((LOGS / "inspect" / "v0.3.285" / "json").glob("*.json"))
+INSPECT_DEFLATE = sorted((LOGS / "inspect" / "v0.3.160" / "eval").glob("*.eval"))
+
+
+def _json_log(source: Path, change: Callable[[dict[str, object]], None]) -> Content:
+    """A JSON log with one value replaced by the text of ``@RAW@`` (set by ``change``)."""
+
+    def write(path: Path) -> None:
+        doc = json.loads(source.read_text())
+        change(doc)
+        raw = doc.pop("@RAW@")
+        path.write_text(json.dumps(doc).replace('"@RAW@"', str(raw), 1))
+
+    return write
+
+
+def _deep_metadata(depth_text: str) -> Callable[[dict[str, object]], None]:
+    def change(doc: dict[str, object]) -> None:
+        doc["samples"][0]["metadata"]["deep"] = "@RAW@"  # type: ignore[index]
+        doc["@RAW@"] = depth_text
+
+    return change
+
+
+def _long_output(doc: dict[str, object]) -> None:
+    doc["results"]["results"][0]["response"]["output"] = "@RAW@"  # type: ignore[index]
+    doc["@RAW@"] = '"' + "x" * 40_000 + '"'
+
+
+def _eval_member(source: Path, member: str, text: str) -> Callable[[Path], None]:
+    """A copy of an Inspect .eval (DEFLATE) with ``member`` replaced by ``text``."""
+
+    def write(path: Path) -> None:
+        with (
+            zipfile.ZipFile(source) as src,
+            zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as dst,
+        ):
+            for info in src.infolist():
+                dst.writestr(info.filename, text if info.filename == member else src.read(info))
+
+    return write
+
+
+def _laughs() -> str:
+    """A checks file whose pattern list names 10^9 strings through nine levels of aliases."""
+    lines = [
+        "judge:",
+        "  params:",
+        '    a0: &a0 ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]',
+    ]
+    lines += [f"    a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]
+    lines += ["checks:", "- id: c", "  spec: s", "  kind: no_commitment_date"]
+    return "\n".join([*lines, "  extra_patterns: [*a8]", ""])
+
+
+def _parquet_with_pins(pins: str) -> Callable[[Path], None]:
+    """A tidy Parquet file whose evaldelta pins metadata is ``pins``."""
+
+    def write(path: Path) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.table({"case_id": ["1", "1"], "arm": ["a", "b"], "score": [1.0, 0.0]})
+        pq.write_table(table.replace_schema_metadata({b"evaldelta.pins": pins}), str(path))
+
+    return write
+
+
+def _huge_promptfoo_score(path: Path) -> None:
+    """promptfoo's JSON Lines results with the first row's score set to 1e300."""
+    lines = (LOGS / "promptfoo" / "v0.121.20" / "results.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    first["score"] = 1e300
+    path.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+
+
+OUTPUTS = "case_id,arm,output\n1,a,hello\n1,b,hi\n"
+HOSTILE: list[Case] = [
+    Case(
+        "inspect .json nested 100,000 deep in a sample",
+        ("compare", "{d}/deep.json", "--arm", "x={d}/deep.json"),
+        ("deep.json", LIMIT),
+        {"deep.json": _json_log(INSPECT_JSON[0], _deep_metadata(DEEPEST))},
+    ),
+    Case(
+        "inspect .json one level past the depth limit",
+        ("import", "inspect", "{d}/deep.json", "-o", "{d}/o.parquet"),
+        ("deep.json", LIMIT),
+        {"deep.json": _json_log(INSPECT_JSON[0], _deep_metadata(DEEPER))},
+    ),
+    Case(
+        "inspect .eval sample nested too deep",
+        ("import", "inspect", "{d}/deep.eval", "-o", "{d}/o.parquet"),
+        ("deep.eval", "samples/q01_epoch_1.json", LIMIT),
+        {
+            "deep.eval": _eval_member(
+                INSPECT_DEFLATE[0],
+                "samples/q01_epoch_1.json",
+                '{"id": "q01", "x": ' + DEEPEST + "}",
+            )
+        },
+    ),
+    Case(
+        "promptfoo .json string past the length limit",
+        ("import", "promptfoo", "{d}/results.json", "-o", "{d}/o.parquet"),
+        ("results.json", "longer than 0.01 MB", "EVALDELTA_MAX_STRING_MB"),
+        {"results.json": _json_log(PROMPTFOO, _long_output)},
+        {"EVALDELTA_MAX_STRING_MB": "0.01"},
+    ),
+    Case(
+        "promptfoo .jsonl line nested too deep",
+        ("import", "promptfoo", "{d}/results.jsonl", "-o", "{d}/o.parquet"),
+        ("results.jsonl", "line 2", LIMIT),
+        {
+            "results.jsonl": lambda p: p.write_text(
+                (LOGS / "promptfoo" / "v0.121.20" / "results.jsonl").read_text().splitlines()[0]
+                + '\n{"promptIdx": 0, "testIdx": 1, "deep": '
+                + DEEPER
+                + "}\n"
+            )
+        },
+    ),
+    Case(
+        "policy nested 100,000 deep",
+        ("gate", "{d}/r.csv", "--policy", "{d}/p.toml"),
+        ("p.toml", LIMIT),
+        {"r.csv": GOOD, "p.toml": f"max_regression = {DEEPEST}\n"},
+    ),
+    Case(
+        "policy nested past the limit by dotted keys",
+        ("gate", "{d}/r.csv", "--policy", "{d}/p.toml"),
+        ("p.toml", LIMIT),
+        {"r.csv": GOOD, "p.toml": ".".join(["a"] * 201) + " = 1\n"},
+    ),
+    Case(
+        "policy larger than the text limit",
+        ("gate", "{d}/r.csv", "--policy", "{d}/p.toml"),
+        ("p.toml", "16 MB"),
+        {"r.csv": GOOD, "p.toml": "# " + "x" * (16 * 1024 * 1024) + "\n"},
+    ),
+    Case(
+        "regression set nested too deep",
+        ("cases", "list", "--set", "{d}/r.toml"),
+        ("r.toml", LIMIT),
+        {"r.toml": f"version = 1\nrevision = {DEEPEST}\n"},
+    ),
+    Case(
+        "run config nested 100,000 deep",
+        ("run", "{d}/cases.jsonl", "--config", "{d}/run.toml"),
+        ("run.toml", LIMIT),
+        {"cases.jsonl": '{"case_id": "1"}\n', "run.toml": f"repeats = {DEEPEST}\n"},
+    ),
+    Case(
+        "checks file nested 100,000 deep",
+        ("score", "{d}/r.csv", "--checks", "{d}/c.yaml", "-o", "{d}/o.csv"),
+        ("c.yaml", "line 1", LIMIT),
+        {"r.csv": OUTPUTS, "c.yaml": f"checks: {DEEPEST}\n"},
+    ),
+    Case(
+        "checks file of nested blocks past the limit",
+        ("score", "{d}/r.csv", "--checks", "{d}/c.yaml", "-o", "{d}/o.csv"),
+        ("c.yaml", LIMIT),
+        {
+            "r.csv": OUTPUTS,
+            "c.yaml": "".join(f"{'  ' * i}k{i}:\n" for i in range(201)) + "  " * 201 + "x\n",
+        },
+    ),
+    Case(
+        "checks file whose aliases expand to a billion patterns",
+        ("score", "{d}/r.csv", "--checks", "{d}/c.yaml", "-o", "{d}/o.csv"),
+        ("c.yaml", "aliases expand", "1,000,000"),
+        {"r.csv": OUTPUTS, "c.yaml": _laughs()},
+    ),
+    Case(
+        "checks file whose alias names its own node",
+        ("score", "{d}/r.csv", "--checks", "{d}/c.yaml", "-o", "{d}/o.csv"),
+        ("c.yaml", "line 1", "cycle"),
+        {"r.csv": OUTPUTS, "c.yaml": "checks: &a [*a]\n"},
+    ),
+    Case(
+        "json schema file nested too deep",
+        ("score", "{d}/r.csv", "--checks", "{d}/c.yaml", "-o", "{d}/o.csv"),
+        ("c.yaml", "schema_file", LIMIT),
+        {
+            "r.csv": OUTPUTS,
+            "c.yaml": "checks:\n- id: s\n  spec: s\n  kind: json_schema\n  schema_file: s.json\n",
+            "s.json": '{"type": ' + DEEPEST + "}",
+        },
+    ),
+    Case(
+        "checks file larger than the YAML limit",
+        ("score", "{d}/r.csv", "--checks", "{d}/c.yaml", "-o", "{d}/o.csv"),
+        ("c.yaml", "2 MB", "YAML"),
+        {"r.csv": OUTPUTS, "c.yaml": "# " + "x" * (2 * 1024 * 1024) + "\n"},
+    ),
+    Case(
+        "mix nested 100,000 deep",
+        ("compare", "{d}/r.csv", "--mix", "{d}/m.json"),
+        ("m.json", LIMIT),
+        {"r.csv": TWO, "m.json": '{"s1": ' + DEEPEST + ', "s2": 1}'},
+    ),
+    Case(
+        "graded score of 1e300",
+        ("compare", "{d}/r.csv"),
+        ("r.csv", "line 2", "'score'", "'1e300'", "1e15"),
+        {"r.csv": "case_id,arm,score\n1,a,1e300\n1,b,0\n2,a,1\n2,b,2\n"},
+    ),
+    Case(
+        "negative score past the range in parquet",
+        ("compare", "{d}/r.parquet"),
+        ("row 1", "'score'", "1e15"),
+        {
+            "r.parquet": _parquet(
+                {
+                    "case_id": ["1", "1", "2", "2"],
+                    "arm": ["a", "b", "a", "b"],
+                    "score": [-2e15, 0.0, 1.0, 2.0],
+                }
+            )
+        },
+    ),
+    Case(
+        "cost of 1e300 dollars",
+        ("compare", "{d}/r.csv"),
+        ("r.csv", "line 2", "'cost_usd'", "'1e300'", "1e15"),
+        {"r.csv": "case_id,arm,score,cost_usd\n1,a,1,1e300\n1,b,0,1\n2,a,1,1\n2,b,1,1\n"},
+    ),
+    Case(
+        "parquet whose evaldelta pins nest 100,000 deep",
+        ("compare", "{d}/r.parquet"),
+        ("r.parquet", LIMIT),
+        {"r.parquet": _parquet_with_pins(DEEPEST)},
+    ),
+    Case(
+        "imported score of 1e300",
+        ("compare", "{d}/results.jsonl", "--metric", "score"),
+        ("results.jsonl", "'score'", "1e15"),
+        {"results.jsonl": lambda p: _huge_promptfoo_score(p)},
+    ),
+    Case(
+        "csv of 5,000 columns",
+        ("compare", "{d}/wide.csv"),
+        ("wide.csv", "line 1", "5,003 columns", "4,096"),
+        {
+            "wide.csv": "case_id,arm,score,"
+            + ",".join(f"x{i}" for i in range(5000))
+            + "\n"
+            + "".join(
+                f"{i // 2},{'ab'[i % 2]},1," + ",".join(["1"] * 5000) + "\n" for i in range(4)
+            )
+        },
+    ),
+]
+CASES += HOSTILE
+
+
 def test_the_corpus_is_large_and_every_name_is_unique() -> None:
     assert len(CASES) >= 60
     assert len({c.name for c in CASES}) == len(CASES)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_bad_input_is_one_line_with_exit_2(case: Case, tmp_path: Path, run_cli) -> None:  # type: ignore[no-untyped-def]
+def test_bad_input_is_one_line_with_exit_2(  # type: ignore[no-untyped-def]
+    case: Case, tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key, value in case.env.items():
+        monkeypatch.setenv(key, value)
     for name, content in case.files.items():
         path = tmp_path / name
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,17 +1,16 @@
-"""The README's "Gate your releases in CI" workflow: its gate step runs as written.
+"""The README's "Gate your releases in CI" workflow: its action step runs as written.
 
 The YAML is read from README.md itself, so the snippet cannot drift from what is tested:
-the `run:` script of the "Run the gate" step is executed by bash on the demo's seed 004
-data laid out as the snippet expects (evals/runs.parquet with a `prod` baseline,
-evals/traffic.csv, evals/gate.toml), with GITHUB_OUTPUT pointing at a file.
+the `with:` inputs of its evaldelta step are given to the action's gate step
+(`tests/action/test_action.py` runs it as Actions would, against a fake GitHub API) on the
+demo's seed 004 data laid out as the snippet expects (evals/runs.parquet with a `prod`
+baseline, evals/traffic.csv, evals/gate.toml).
 """
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -19,7 +18,9 @@ import pytest
 import yaml
 
 from evaldelta.demo import data_path
+from tests.action.test_action import run_action
 from tests.conftest import ROOT
+from tests.servers.fake_github import FakeGitHub
 
 POLICY_FAIL = 'max_regression = 0.15\nmin_score = 4.0\non_inconclusive = "fail"\n'
 POLICY_PASS = 'max_regression = 2.0\nmin_score = 1.0\non_inconclusive = "fail"\n'
@@ -33,9 +34,17 @@ def _workflow() -> dict:  # type: ignore[type-arg]
     return yaml.safe_load(block.group(1))  # type: ignore[no-any-return]
 
 
-def _gate_script() -> str:
+def _inputs() -> dict[str, str]:
     steps = _workflow()["jobs"]["gate"]["steps"]
-    return next(s["run"] for s in steps if s.get("name") == "Run the gate")
+    step = next(s for s in steps if "evaldelta" in s.get("uses", ""))
+    return {k.replace("-", "_"): str(v) for k, v in step["with"].items()}
+
+
+@pytest.fixture
+def github() -> Iterator[FakeGitHub]:
+    server = FakeGitHub("ghs_test").start()
+    yield server
+    server.stop()
 
 
 @pytest.fixture
@@ -53,48 +62,34 @@ def repo(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _run(repo: Path, policy: str) -> tuple[int, str, str]:
-    (repo / "evals" / "gate.toml").write_text(policy)
-    out = repo / "github_output"
-    out.write_text("")
-    env = {
-        **os.environ,
-        "GITHUB_OUTPUT": str(out),
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-    }
-    proc = subprocess.run(
-        ["bash", "-e", "-c", _gate_script()], cwd=repo, env=env, capture_output=True, text=True
-    )
-    return proc.returncode, out.read_text(), proc.stderr
-
-
-def test_the_workflow_is_valid_yaml_with_the_expected_steps():
+def test_the_workflow_is_three_lines_of_the_action():
     workflow = _workflow()
     assert workflow["permissions"]["pull-requests"] == "write"
-    names = [s.get("name") for s in workflow["jobs"]["gate"]["steps"]]
-    assert names[-3:] == [
-        "Run the gate",
-        "Post the verdict on the pull request",
-        "Fail on a failing gate",
-    ]
+    steps = workflow["jobs"]["gate"]["steps"]
+    assert steps[-1]["uses"].endswith("/evaldelta@main")
+    assert set(_inputs()) == {"rows", "policy", "baseline", "traffic"}
 
 
-def test_a_failing_gate_records_exit_1_and_writes_the_markdown(repo: Path):
-    code, output, err = _run(repo, POLICY_FAIL)
-    assert code == 0, err  # the step itself succeeds so the verdict can be posted
-    assert output.strip() == "code=1"
-    verdict = (repo / "verdict.md").read_text()
-    assert "FAIL" in verdict and "extraction" in verdict
+def test_a_failing_gate_fails_the_step_and_comments(repo: Path, github: FakeGitHub):
+    (repo / "evals" / "gate.toml").write_text(POLICY_FAIL)
+    code, log, outputs, summary = run_action(repo, github, **_inputs())
+    assert code == 1, log
+    assert outputs["decision"] == "fail"
+    assert "FAIL" in summary and "extraction" in summary
+    (comment,) = github.comments[7]
+    assert "extraction" in comment["body"]
 
 
-def test_a_passing_gate_records_exit_0(repo: Path):
-    code, output, err = _run(repo, POLICY_PASS)
-    assert code == 0, err
-    assert output.strip() == "code=0"
+def test_a_passing_gate_passes(repo: Path, github: FakeGitHub):
+    (repo / "evals" / "gate.toml").write_text(POLICY_PASS)
+    code, log, outputs, _ = run_action(repo, github, **_inputs())
+    assert code == 0, log
+    assert outputs["decision"] == "pass" and outputs["exit-code"] == "0"
 
 
-def test_bad_input_stops_the_job_with_exit_2(repo: Path):
-    code, output, err = _run(repo, "max_regression = -1\n")
+def test_bad_input_stops_the_job_with_exit_2(repo: Path, github: FakeGitHub):
+    (repo / "evals" / "gate.toml").write_text("max_regression = -1\n")
+    code, log, outputs, _ = run_action(repo, github, **_inputs())
     assert code == 2
-    assert output.strip() == "code=2"
-    assert "gate.toml" in err and "line 1" in err
+    assert outputs["decision"] == "error"
+    assert "gate.toml" in log and "line 1" in log

@@ -105,3 +105,32 @@ def test_sample_cli_errors(run_cli: Run, write: Callable[[str, str], Path]) -> N
     assert "line 3, field 'tok', value 'x'" in res.err
     res = run_cli("sample", log, "--by", "task", "--band", "tok", "-o", log.with_name("o.csv"))
     assert res.code == 2 and "--band takes COLUMN=EDGES" in res.err
+
+
+@pytest.mark.parametrize(
+    ("data", "args", "effect", "needle"),
+    [
+        # issue 24.7: 5 on pass/fail data was "+500.0 pts ... n/a" with exit 0
+        ("seed002.csv", ("--baseline", "incumbent"), "5", "5 would be 500 points"),
+        ("seed002.csv", ("--baseline", "incumbent"), "-1.5", "between -1 and 1"),
+        ("seed004.csv", ("--baseline", "always_strong", "--candidate", "cascade"), "4.5",
+         "larger than the whole scale of 'score', 1 to 5 (inferred)"),
+    ],
+)  # fmt: skip
+def test_plan_refuses_an_effect_outside_the_scale(
+    run_cli: Run, data: str, args: tuple[str, ...], effect: str, needle: str
+) -> None:
+    from tests.conftest import one_line_error
+
+    with data_path(data) as path:
+        one_line_error(run_cli("plan", "--from", path, *args, "--effect", effect), needle)
+
+
+def test_plan_keeps_an_effect_inside_the_scale(run_cli: Run, write: Callable[..., Path]) -> None:
+    with data_path("seed002.csv") as path:
+        res = run_cli("plan", "--from", path, "--baseline", "incumbent", "--effect", "1")
+    assert res.code == 0, res.err  # 100 points: the edge of the scale, allowed (n/a, noted)
+    # graded scores are checked against the scale they fit: 0 to 22 is read as 0-100
+    rows = "case_id,arm,score\n" + "".join(f"c{i},a,{i}\nc{i},b,{i + 3}\n" for i in range(20))
+    res = run_cli("plan", "--from", write("g.csv", rows), "--effect", "5")
+    assert res.code == 0, res.err

@@ -173,9 +173,11 @@ def test_markdown_cell_counter_counts_escapes() -> None:
 
 def test_a_safe_slice_name_round_trips_in_a_table_cell(tmp_path: Path) -> None:
     path = tmp_path / "plain.csv"
+    # with a second slice beside it: one slice alone has no row of its own (issue 24.1)
     path.write_text(
         "case_id,slice,arm,score\n"
         + "".join(f"c{i},{SAFE_SLICE},a,{i % 2}\nc{i},{SAFE_SLICE},b,1\n" for i in range(12))
+        + "".join(f"d{i},other,a,1\nd{i},other,b,1\n" for i in range(12))
     )
     md = render_markdown(compare([path], baseline="a"))
     _check_markdown(md, headings=1)

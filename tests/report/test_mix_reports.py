@@ -53,17 +53,23 @@ def test_html_has_the_mix_table_the_sentence_and_the_sweep_plot(seed000):
     assert SENTENCE in section
     sweep = section[section.index('class="plot sweep"') :]
     sweep = sweep[: sweep.index("</svg>")]
-    # the panel of the nearest break-even (long_context) marks both shares
-    assert 'id="sweep-0-today-0"' in sweep and 'id="sweep-0-flip-0"' in sweep
+    # the worst slice's panel first (short_factual), then the nearest break-even
+    # (long_context, which also pulls hardest on the delta); each marks both shares
+    assert 'id="sweep-0-today-1"' in sweep and 'id="sweep-0-flip-1"' in sweep
     assert "today 5.0%" in sweep and "break-even 6.5%" in sweep
-    assert "long_context: today 5.0% of the traffic mix; break-even 6.5%" in sweep  # <title>
+    assert (
+        "long_context (nearest break-even, largest weight x delta): today 5.0% of the traffic "
+        "mix; break-even 6.5%"
+    ) in sweep  # <title>
+    assert "short_factual (worst slice): today 45.0% of the traffic mix" in sweep
 
 
 def test_the_sweep_curve_is_the_standardized_delta_at_each_share(seed000):
     pair = seed000.metrics[0].slicings[0].pairs[0]
-    panels = sweep_panels(pair, True, 0.95)
-    assert panels[0].label == "long_context"  # nearest break-even first
-    lc = panels[0]
+    panels = sweep_panels(pair, True, 0.95, arms=seed000.metrics[0].slicings[0].arms)
+    assert [p.label for p in panels][:2] == ["short_factual", "long_context"]  # by relevance
+    lc = panels[1]
+    assert lc.why == ("nearest break-even", "largest weight x delta")
     assert lc.mix == "traffic" and lc.today == pytest.approx(0.05)
     traffic = next(s for s in pair.standardized if s.mix == "traffic")
     at_today = next(c for c in lc.curve if c[0] == lc.today)

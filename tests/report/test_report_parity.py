@@ -201,8 +201,9 @@ def test_verified_worst_slices_are_ranked_by_interval_among_big_slices(
     # SWE-bench Verified: pallets/flask has 1 pair, mwaskom/seaborn 2, psf/requests 8
     assert {"pallets/flask", "mwaskom/seaborn", "psf/requests"} <= set(small)
     assert not {r[0] for r in rows} & set(small)
-    note = f"among slices with at least 10 pairs; {len(small)} slices have fewer and are not ranked"
-    assert note in section
+    # one rule, stated; the cut table says what it left out and where the rest are
+    assert "slices with fewer than 10 pairs after the others" in section
+    assert f"3 of {len(pair.slices)} slices shown; the other {len(pair.slices) - 3}" in section
 
 
 def test_seed_002_worst_slices_leave_out_the_9_pair_slice() -> None:
@@ -211,7 +212,8 @@ def test_seed_002_worst_slices_leave_out_the_9_pair_slice() -> None:
     names = [r[0] for r in _ranked_rows(section)]
     # seed 002: delivery_delay has 9 pairs, the other slices 10 or more
     assert "delivery_delay" not in names and len(names) == 3
-    assert "1 slice has fewer and is not ranked" in section
+    assert "slices with fewer than 10 pairs after the others" in section
+    assert "3 of 4 slices shown; the other 1 slice is in the text and HTML reports" in section
 
 
 def _verdict_tables(md: str) -> tuple[list[str], list[str]]:
@@ -262,3 +264,52 @@ def test_verified_24_rule_verdict_folds_the_passing_min_cases(verified: Comparis
     )
     assert not [x for x in deciding if x.startswith("| PASS")]
     assert md.count(VERIFIED[1]) == 1
+
+
+def _text_rows(text: str, names: set[str]) -> list[str]:
+    """The slice names of the text report's per-slice table, in their order."""
+    start = text.index("Per slice, worst first:")
+    out = []
+    for line in text[start:].splitlines()[3:]:
+        cell = line.strip().split("  ")[0]
+        if cell == "all cases":
+            break
+        if cell in names:
+            out.append(cell)
+    return out
+
+
+@real
+def test_one_order_in_every_format_with_the_rule_stated(verified: Comparison) -> None:
+    # issue 24.3: text and HTML sorted by the point estimate (SWE-bench Verified's 1-2 pair
+    # slices at +0.0 on top), Markdown by the upper bound among slices with >= 10 pairs
+    from evaldelta.report._facts import ordered_slices
+    from evaldelta.report.terminal import terminal_renderables
+
+    slicing = verified.metrics[0].slicings[0]
+    (pair,) = slicing.pairs
+    order = [d.slice for d in ordered_slices(pair, slicing.arms).slices]
+    names = set(order)
+    # SOURCE.md: pallets/flask has 1 instance, mwaskom/seaborn 2, psf/requests 8: last
+    assert order[-3:] == ["psf/requests", "mwaskom/seaborn", "pallets/flask"]
+    assert order[0] == "sympy/sympy"  # [-7.6, +10.3]: the lowest upper end of 10+ pairs
+    text = render_text(verified)
+    assert _text_rows(text, names) == order
+    page = render_html(verified)
+    html_rows = re.findall(r'<tr class="(?:worse|better|unclear)"><td>([^<]+)</td>', page)
+    assert [html.unescape(r) for r in html_rows] == order
+    md = md_section(render_markdown(verified), VERIFIED[1])
+    assert [r[0] for r in _ranked_rows(md)] == order[:3]
+    import io
+
+    from rich.console import Console
+
+    buf = io.StringIO()
+    Console(file=buf, width=240, no_color=True).print(terminal_renderables(verified))
+    terminal = buf.getvalue()
+    positions = [terminal.index(f" {name} ") for name in order]
+    assert positions == sorted(positions)
+    rule = "worst first: the lowest upper end of the interval first"
+    for out in (text, squash(page_text(page)), md, squash(terminal)):
+        assert rule in out
+        assert "slices with fewer than 10 pairs after the others" in out

@@ -124,3 +124,38 @@ def test_missing_column_never_names_internal_columns(
     result = run_cli("compare", str(INSPECT_JSON), "--metric", "nosuch")
     one_line_error(result, "nosuch")
     assert "_where" not in result.err
+
+
+def test_header_fields_of_the_wrong_type(tmp_path: Path, run_cli: Callable[..., CliResult]) -> None:
+    """An Inspect header whose results, plan, config or dataset are not objects still reads."""
+    log = json.loads(INSPECT_JSON.read_text())
+    log["results"], log["plan"] = "oops", [1]
+    log["eval"]["config"], log["eval"]["dataset"], log["eval"]["scorers"] = "x", 3, "y"
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(log))
+    result = run_cli("import", "auto", str(path), "-o", str(tmp_path / "o.csv"))
+    assert result.code == 0, result.err
+
+
+def test_a_flat_document_too_large_to_parse(
+    tmp_path: Path, run_cli: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A HELM file of a million empty objects would take far more memory than its bytes."""
+    import evaldelta.sources.importers._json as bounded
+
+    monkeypatch.setattr(bounded, "MAX_PARSED_BYTES", 64 * 1024 * 1024)
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run_spec.json").write_text(json.dumps({"adapter_spec": {"model": "m"}}))
+    (run / "per_instance_stats.json").write_text("[" + ",".join(["{}"] * 1_000_000) + "]")
+    one_line_error(run_cli("compare", str(run)), "once parsed", "per_instance_stats.json")
+
+
+def test_a_long_value_is_cut_in_the_message(
+    tmp_path: Path, run_cli: Callable[..., CliResult]
+) -> None:
+    path = tmp_path / "rows.csv"
+    path.write_text("case_id,arm,score\nc1,a," + "x" * 5000 + "\nc1,b,1\n")
+    result = run_cli("compare", str(path))
+    one_line_error(result, "5,002 characters")
+    assert len(result.err) < 600

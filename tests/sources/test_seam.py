@@ -166,3 +166,39 @@ def test_rows_skip_stripping_only_once_validation_finds_nothing_to_strip(write) 
     result = compare([padded])
     assert result.metrics[0].slicings[0].pairs[0].overall.n_pairs == 2
     assert any("2 rows had spaces around" in n for n in result.notes)
+
+
+SLICED = "case_id,arm,score,slice,vars.topic\nc1,a,1,x,t\nc1,b,0,x,t\n"
+
+
+@pytest.mark.parametrize(
+    ("command", "args", "typed"),
+    [
+        # issue 24.8: the suggestion is the flag the user typed, not --columns
+        ("compare", ("--by", "slce"), "did you mean 'slice'? (--by slice)"),
+        ("compare", ("--by", "topic"), "did you mean 'vars.topic'? (--by vars.topic)"),
+        ("compare", ("--metric", "scor"), "did you mean 'score'? (--metric score)"),
+        ("plan", ("--by", "slce"), "(--by slice)"),
+        ("gate", ("--by", "slce", "--policy", "{policy}"), "(--by slice)"),
+        ("sample", ("--by", "slce", "-o", "{out}"), "did you mean 'slice'? (--by slice)"),
+        ("sample", ("--by", "slice", "--id", "case", "-o", "{out}"), "(--id case_id)"),
+        ("sample", ("--band", "scor=0,0.5", "-o", "{out}"), "(--band score=0,0.5)"),
+    ],
+)
+def test_did_you_mean_names_the_flag_that_was_typed(  # type: ignore[no-untyped-def]
+    run_cli, write, tmp_path, command, args, typed
+) -> None:
+    path = write("rows.csv", SLICED)
+    policy = write("p.toml", "max_regression = 0.5\n")
+    filled = [a.format(policy=policy, out=tmp_path / "s.csv") for a in args]
+    if command == "plan":
+        filled = ["--from", str(path), *filled]
+    result = run_cli(command, *([] if command == "plan" else [path]), *filled)
+    one_line_error(result, typed)
+    assert "--columns" not in result.err
+
+
+def test_a_missing_required_column_still_suggests_columns(run_cli, write) -> None:  # type: ignore[no-untyped-def]
+    # the default score column, missing, is mapped from the file's own name with --columns
+    path = write("rows.csv", "case_id,arm,correct\nc1,a,1\nc1,b,0\n")
+    one_line_error(run_cli("compare", path), "did you mean 'correct'? (--columns score=correct)")

@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from evaldelta._json_bounds import nests_too_deep
 from evaldelta.checks._mechanical import CheckResult
 from evaldelta.checks._spec import CheckSpec
 from evaldelta.errors import JudgeError
@@ -244,6 +245,8 @@ def pairwise_messages(
 
 def _json_object(text: str) -> dict[str, Any] | None:
     for m in re.finditer(r"\{.*?\}", text, re.DOTALL):
+        if nests_too_deep(m.group(0)):  # a reply is data too: no RecursionError from json
+            continue
         try:
             obj = json.loads(m.group(0))
         except ValueError:

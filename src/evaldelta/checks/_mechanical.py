@@ -7,8 +7,9 @@ function that will not import) and names the checks file, line, field and value.
 User patterns are compiled and matched by :mod:`evaldelta.checks._patterns` (the ``regex``
 package, with size limits and a per-reply timeout). A pattern that times out on a reply
 leaves that reply's check unscored (``passed`` None) with the reason "not scored: the
-regular expression '...' timed out after 1 s on this text (...)", never a pass or a fail;
-:func:`timed_out` tells those results apart.
+regular expression '...' timed out after 1 s on this text (...)", never a pass or a fail,
+and so does every reply after the check's patterns have spent their time budget for the
+file; :func:`timed_out` tells those results apart.
 """
 
 from __future__ import annotations
@@ -24,10 +25,13 @@ from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
 
+from evaldelta import _limits
+from evaldelta._json_bounds import check_json, nests_too_deep
+from evaldelta._limits import too_deep
 from evaldelta.checks._dates import commitment_dates, is_negated, normalize_text
-from evaldelta.checks._patterns import PatternTimeout, UserPattern, compile_pattern
+from evaldelta.checks._patterns import PatternTimeout, TimeBudget, UserPattern, compile_pattern
 from evaldelta.checks._spec import CheckSpec
-from evaldelta.errors import BadValueError, Location
+from evaldelta.errors import BadValueError, ChecksFileError, Location
 
 __all__ = ["Check", "CheckResult", "build_check", "split_values", "timed_out"]
 
@@ -80,7 +84,7 @@ def split_values(value: Any) -> list[str]:
     if isinstance(value, list | tuple):
         return [str(v).strip() for v in value if str(v).strip()]
     text = str(value).strip()
-    if text.startswith("["):
+    if text.startswith("[") and not nests_too_deep(text):
         try:
             parsed = json.loads(text)
         except ValueError:
@@ -108,11 +112,13 @@ def _str(spec: CheckSpec, key: str) -> str:
     return value
 
 
-def _regex(spec: CheckSpec, key: str, value: object, ignore_case: bool) -> UserPattern:
+def _regex(
+    spec: CheckSpec, key: str, value: object, ignore_case: bool, budget: TimeBudget | None = None
+) -> UserPattern:
     if not isinstance(value, str) or not value:
         raise spec.error(key, "must be a regular expression (text)", value)
     try:
-        return compile_pattern(value, ignore_case=ignore_case)
+        return compile_pattern(value, ignore_case=ignore_case, budget=budget)
     except ValueError as exc:
         raise spec.error(key, str(exc), value) from None
 
@@ -152,8 +158,9 @@ def _contains_field(spec: CheckSpec) -> Check:
     return Check(spec, run, (name,))
 
 
-def _regex_check(spec: CheckSpec, forbidden: bool) -> Check:
-    pattern = _regex(spec, "pattern", spec.options.get("pattern"), _bool(spec, "ignore_case", True))
+def _regex_check(spec: CheckSpec, budget: TimeBudget, forbidden: bool) -> Check:
+    ignore_case = _bool(spec, "ignore_case", True)
+    pattern = _regex(spec, "pattern", spec.options.get("pattern"), ignore_case, budget)
     skip_negated = forbidden and _bool(spec, "ignore_negated", False)
 
     def run(output: str, case: Case) -> CheckResult:
@@ -170,11 +177,11 @@ def _regex_check(spec: CheckSpec, forbidden: bool) -> Check:
     return Check(spec, run)
 
 
-def _no_commitment_date(spec: CheckSpec) -> Check:
+def _no_commitment_date(spec: CheckSpec, budget: TimeBudget) -> Check:
     raw = spec.options.get("extra_patterns", [])
     if not isinstance(raw, list):
         raise spec.error("extra_patterns", "must be a list of regular expressions")
-    extra = [_regex(spec, "extra_patterns", p, True) for p in raw]
+    extra = [_regex(spec, "extra_patterns", p, True, budget) for p in raw]
     skip_negated = _bool(spec, "ignore_negated", True)
 
     def run(output: str, case: Case) -> CheckResult:
@@ -227,7 +234,7 @@ def _vocabulary(spec: CheckSpec) -> list[tuple[str, re.Pattern[str]]]:
     return out
 
 
-def _allowed_values(spec: CheckSpec) -> Check:
+def _allowed_values(spec: CheckSpec, budget: TimeBudget) -> Check:
     name = _str(spec, "field")
     has_pattern, has_values = "pattern" in spec.options, "values" in spec.options
     if has_pattern == has_values:
@@ -235,7 +242,9 @@ def _allowed_values(spec: CheckSpec) -> Check:
             "field", "an allowed_values check needs exactly one of 'pattern' or 'values'"
         )
     skip_negated = _bool(spec, "ignore_negated", True)
-    pattern = _regex(spec, "pattern", spec.options["pattern"], True) if has_pattern else None
+    pattern = (
+        _regex(spec, "pattern", spec.options["pattern"], True, budget) if has_pattern else None
+    )
     vocab = _vocabulary(spec) if has_values else []
 
     def stated(text: str) -> list[str]:
@@ -265,10 +274,19 @@ def _allowed_values(spec: CheckSpec) -> Check:
 
 
 def parse_json_reply(output: str) -> Any:
-    """The reply as JSON (a surrounding ```json fence is allowed); raises ValueError."""
+    """The reply as JSON (a surrounding ```json fence is allowed); raises ValueError.
+
+    A reply nested past :data:`~evaldelta._limits.MAX_DEPTH` is not read (ValueError).
+    """
     text = output.strip()
-    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, re.DOTALL | re.IGNORECASE)
-    return json.loads(fenced.group(1) if fenced else text)
+    if len(text) >= 6 and text.startswith("```") and text.endswith("```"):
+        text = text[3:-3]
+        if text[:4].lower() == "json":
+            text = text[4:]
+        text = text.strip()
+    if nests_too_deep(text):
+        raise ValueError(too_deep("JSON"))
+    return json.loads(text)
 
 
 def _json_schema(spec: CheckSpec) -> Check:
@@ -278,17 +296,7 @@ def _json_schema(spec: CheckSpec) -> Check:
             "a json_schema check needs exactly one of 'schema' or 'schema_file'",
             "json_schema",
         )
-    if "schema_file" in spec.options:
-        rel = _str(spec, "schema_file")
-        path = Path(spec.path).parent / rel
-        try:
-            schema = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise spec.error(
-                "schema_file", f"cannot read a JSON schema from {path}: {exc}"
-            ) from None
-    else:
-        schema = spec.options["schema"]
+    schema = _schema(spec)
     key = "schema_file" if "schema_file" in spec.options else "schema"
     if not isinstance(schema, dict):
         raise spec.error(key, "a JSON schema must be a mapping")
@@ -297,6 +305,8 @@ def _json_schema(spec: CheckSpec) -> Check:
         cls.check_schema(schema)
     except jsonschema.SchemaError as exc:
         raise spec.error(key, f"not a valid JSON schema: {exc.message}") from None
+    except RecursionError:  # jsonschema checks by recursion, several frames a level
+        raise spec.error(key, "the JSON schema nests too deeply for the validator") from None
     validator = cls(schema)
 
     def run(output: str, case: Case) -> CheckResult:
@@ -304,13 +314,31 @@ def _json_schema(spec: CheckSpec) -> Check:
             data = parse_json_reply(output)
         except ValueError as exc:
             return _result(spec, False, f"the reply is not JSON: {exc}")
-        errors = sorted(validator.iter_errors(data), key=lambda e: list(e.path))
+        try:
+            errors = sorted(validator.iter_errors(data), key=lambda e: list(e.path))
+        except RecursionError:
+            why = "the reply nests too deeply to validate against the schema"
+            return CheckResult(spec.id, None, None, _NOT_SCORED + why)
         if not errors:
             return _result(spec, True, "")
         where = "/".join(str(p) for p in errors[0].path) or "(root)"
         return _result(spec, False, f"{where}: {errors[0].message}")
 
     return Check(spec, run)
+
+
+def _schema(spec: CheckSpec) -> Any:
+    """The check's schema: inline, or read from ``schema_file`` within the JSON limits."""
+    if "schema_file" not in spec.options:
+        return spec.options["schema"]
+    path = Path(spec.path).parent / _str(spec, "schema_file")
+    try:
+        text = _limits.read_text(path, ChecksFileError, "the schema file")
+        check_json(text.encode("utf-8"), str(path), error=ChecksFileError)
+        return json.loads(text)
+    except (ChecksFileError, ValueError) as exc:
+        why = exc.message if isinstance(exc, ChecksFileError) else str(exc)
+        raise spec.error("schema_file", f"cannot read a JSON schema from {path}: {why}") from None
 
 
 def _fields_equal(spec: CheckSpec) -> Check:
@@ -412,22 +440,27 @@ def _coerce(spec: CheckSpec, value: Any) -> CheckResult:
     )
 
 
-BUILDERS: dict[str, Callable[[CheckSpec], Check]] = {
-    "contains_field": _contains_field,
-    "regex_required": lambda s: _regex_check(s, forbidden=False),
-    "regex_forbidden": lambda s: _regex_check(s, forbidden=True),
+# each builder takes the spec and the time budget its patterns share (TimeBudget)
+BUILDERS: dict[str, Callable[[CheckSpec, TimeBudget], Check]] = {
+    "contains_field": lambda s, _: _contains_field(s),
+    "regex_required": lambda s, b: _regex_check(s, b, forbidden=False),
+    "regex_forbidden": lambda s, b: _regex_check(s, b, forbidden=True),
     "no_commitment_date": _no_commitment_date,
-    "word_count": _word_count,
+    "word_count": lambda s, _: _word_count(s),
     "allowed_values": _allowed_values,
-    "json_schema": _json_schema,
-    "fields_equal": _fields_equal,
-    "python": _python,
+    "json_schema": lambda s, _: _json_schema(s),
+    "fields_equal": lambda s, _: _fields_equal(s),
+    "python": lambda s, _: _python(s),
 }
 
 
-def build_check(spec: CheckSpec) -> Check:
-    """Compile one mechanical check, validating its options."""
-    return BUILDERS[spec.kind](spec)
+def build_check(spec: CheckSpec, file_budget: TimeBudget | None = None) -> Check:
+    """Compile one mechanical check, validating its options.
+
+    Its patterns share one :class:`~evaldelta.checks._patterns.TimeBudget`, drawn from
+    ``file_budget`` (the checks file's, shared by all its checks) when given.
+    """
+    return BUILDERS[spec.kind](spec, TimeBudget(parent=file_budget))
 
 
 def run_all(checks: Sequence[Check], output: str, case: Case) -> list[CheckResult]:

@@ -32,6 +32,7 @@ from evaldelta.checks._judge import (
     judge_single,
 )
 from evaldelta.checks._mechanical import Check, CheckResult, build_check, timed_out
+from evaldelta.checks._patterns import TimeBudget
 from evaldelta.checks._spec import CheckSpec, read_checks
 from evaldelta.errors import (
     JudgeError,
@@ -94,7 +95,8 @@ class CheckSet:
 def load_checks(path: str | Path) -> CheckSet:
     """Read, validate and compile a checks file."""
     specs = read_checks(path)
-    mechanical = tuple(build_check(s) for s in specs if s.kind != "judge")
+    budget = TimeBudget.for_checks_file()  # the regex time all its checks share
+    mechanical = tuple(build_check(s, budget) for s in specs if s.kind != "judge")
     judges = tuple(build_judge(s) for s in specs if s.kind == "judge")
     digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
     return CheckSet(str(path), digest, mechanical, judges)

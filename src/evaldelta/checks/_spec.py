@@ -1,7 +1,8 @@
 """Read a checks file (YAML) into :class:`CheckSpec` objects, naming file and line on error.
 
 ``yaml.safe_load`` forgets where a value came from, so the file is composed into nodes
-and each check's keys are read with their line numbers. Every problem is one line:
+(within the nesting and alias limits of :mod:`evaldelta._yaml`) and each check's keys are
+read with their line numbers. Every problem is one line:
 ``checks.yaml, line 12, field 'kind', value 'regx': unknown check kind (did you mean
 'regex_required'?)``. The schema is documented in ``examples/checks.yaml``.
 """
@@ -15,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from evaldelta import _limits, _yaml
 from evaldelta.errors import ChecksFileError, Location
 
 __all__ = ["KINDS", "CheckSpec", "parse_checks", "read_checks"]
@@ -115,23 +116,16 @@ def read_checks(path: str | Path) -> list[CheckSpec]:
     p = Path(path)
     if not p.exists():
         raise ChecksFileError("checks file does not exist", Location(str(path)))
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ChecksFileError(f"cannot read the checks file: {exc}", Location(str(path))) from exc
+    text = _limits.read_text(p, ChecksFileError, "the checks file", _limits.MAX_YAML_BYTES)
     return parse_checks(text, str(path))
 
 
 def parse_checks(text: str, path: str = "<checks>") -> list[CheckSpec]:
-    """Parse checks YAML: a list of checks, or a mapping with ``checks`` (and ``judge``)."""
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else None
-        raise ChecksFileError(f"not valid YAML: {exc.problem}", Location(path, line)) from None
-    except yaml.YAMLError as exc:
-        raise ChecksFileError(f"not valid YAML: {exc}", Location(path)) from None
+    """Parse checks YAML: a list of checks, or a mapping with ``checks`` (and ``judge``).
+
+    Composed within the limits of :mod:`evaldelta._yaml` (nesting, alias expansion).
+    """
+    root = _yaml.compose(text, path, ChecksFileError)
     if root is None:
         raise ChecksFileError("the checks file is empty", Location(path))
     defaults: dict[str, Any] = {}

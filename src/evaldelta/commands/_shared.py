@@ -239,11 +239,6 @@ def announce_imports(reports: tuple[ImportReport, ...]) -> None:
             )
 
 
-# notes that change what a reader may conclude, so they also go to stderr (CI logs show them
-# even when the report itself is written to a file or a PR comment)
-LOUD_NOTES = ("--by ", "the Wald paired interval on fewer than")
-
-
 def announce_warnings(result: Comparison) -> None:
     """Say on stderr what a reader of the report must not miss.
 
@@ -251,6 +246,7 @@ def announce_warnings(result: Comparison) -> None:
     method asked for where it fails.
     """
     from evaldelta.report._escape import term_text
+    from evaldelta.report._facts import is_loud
 
     if result.pin_differences:
         keys = ", ".join(d.key for d in result.pin_differences)
@@ -268,7 +264,7 @@ def announce_warnings(result: Comparison) -> None:
             err=True,
         )
     for note in result.notes:
-        if any(mark in note for mark in LOUD_NOTES):
+        if is_loud(note):
             typer.echo(f"evaldelta: WARNING: {term_text(note)}", err=True)
 
 

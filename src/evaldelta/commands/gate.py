@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -42,7 +42,7 @@ from evaldelta.commands._shared import (
     write_output,
 )
 
-__all__ = ["GateFormat", "register"]
+__all__ = ["GateFormat", "policy_sha256", "register", "render_junit"]
 
 
 class GateFormat(StrEnum):
@@ -52,6 +52,7 @@ class GateFormat(StrEnum):
     markdown = "markdown"
     json = "json"
     html = "html"
+    junit = "junit"
 
 
 def gate_cmd(
@@ -64,8 +65,9 @@ def gate_cmd(
     baseline: BaselineOpt = None,
     candidate: CandidateOpt = None,
     by: Annotated[
-        str, typer.Option("--by", help="Slicing column the policy's slices name.")
-    ] = "slice",
+        str | None,
+        typer.Option("--by", help="Slicing column the policy's slices name (default: slice)."),
+    ] = None,
     mix: MixOpt = None,
     traffic: TrafficOpt = None,
     confidence: ConfidenceOpt = 0.95,
@@ -83,7 +85,9 @@ def gate_cmd(
     format: Annotated[
         GateFormat,
         typer.Option(
-            "--format", help="Verdict format (markdown for a PR comment; html: the full report)."
+            "--format",
+            help="Verdict format (markdown for a PR comment; html: the full report; junit: "
+            "JUnit XML for CI dashboards).",
         ),
     ] = GateFormat.text,
     output: OutputOpt = None,
@@ -124,7 +128,7 @@ def gate_cmd(
         policy,
         baseline=baseline,
         candidates=candidate or None,
-        by=(by,),
+        by=(by,) if by else None,
         mix=mix_option(mix),
         traffic=traffic,
         confidence=confidence,
@@ -144,6 +148,9 @@ def gate_cmd(
 
         write_output(render_html(comparison, verdict), output)
         raise typer.Exit(verdict.exit_code)
+    if format == GateFormat.junit:
+        write_output(render_junit(verdict, comparison, policy), output)
+        raise typer.Exit(verdict.exit_code)
     renderers = {
         GateFormat.text: render_verdict_text,
         GateFormat.markdown: render_verdict_markdown,
@@ -151,6 +158,22 @@ def gate_cmd(
     }
     write_output(renderers[format](verdict), output)
     raise typer.Exit(verdict.exit_code)
+
+
+def policy_sha256(policy: Path | None) -> str | None:
+    """The sha256 of the policy file's bytes (None without a policy file)."""
+    if policy is None:
+        return None
+    import hashlib
+
+    return hashlib.sha256(policy.read_bytes()).hexdigest()
+
+
+def render_junit(verdict: Any, comparison: Any, policy: Path | None) -> str:
+    """``--format junit``: the verdict as JUnit XML, with the policy file's hash."""
+    from evaldelta.report.junit import render_verdict_junit
+
+    return render_verdict_junit(verdict, comparison, policy_sha256=policy_sha256(policy))
 
 
 def register(app: typer.Typer) -> None:

@@ -70,7 +70,9 @@ def plan_cmd(
     candidate: Annotated[
         list[str] | None, typer.Option("--candidate", help="Candidate arm (default: all others).")
     ] = None,
-    by: Annotated[str, typer.Option(help="Slicing column of the pilot.")] = "slice",
+    by: Annotated[
+        str | None, typer.Option(help="Slicing column of the pilot (default: slice).")
+    ] = None,
     metric: Annotated[
         str | None,
         typer.Option(help="Score column of the pilot (default: score, or a log's own)."),

@@ -52,7 +52,7 @@ def compare(
     *,
     baseline: str | None = None,
     candidates: Sequence[str] | None = None,
-    by: Sequence[str] = ("slice",),
+    by: Sequence[str] | None = None,
     metrics: Sequence[str] | None = None,
     mix: MixArg = "actual",
     traffic: str | Path | None = None,
@@ -95,6 +95,8 @@ def compare(
     moved there once. With ``table``, the rows are that backend's table instead of files
     (:mod:`evaldelta.sources._backend`).
     ``reduce``: how a case's repeats become one value (:func:`resolve_reducer`).
+    ``by``: the slicing columns (default ``slice``; rows without one are one slice, ``all``,
+    and the comparison's notes say so, naming columns that look like slicing columns).
     """
     _check_options(interval, list_limit, confidence)
     declared: dict[str, Any] = {
@@ -102,7 +104,8 @@ def compare(
         "expected_changes": check_kinds(expected_changes),
         "allowed_upstream_changes": check_kinds(allowed_upstream_changes, "[upstream] allow"),
     }
-    by = tuple(by) or ("slice",)
+    declared["by_given"] = bool(by)
+    by = tuple(by or ()) or ("slice",)
     options = dataclasses.replace(read_options or ReadOptions(), outputs_on_demand=True)
     tables = _read(
         files,
@@ -174,7 +177,11 @@ def _options(
         interval=interval,
         mix=mixes[0].name,
         mixes=mixes,
-        traffic=read_mix(Path(traffic), slices) if traffic else None,
+        traffic=(
+            read_mix(Path(traffic), slices, complete=True, label="the traffic mix (--traffic)")
+            if traffic
+            else None
+        ),
         traffic_label=display_path(Path(traffic)) if traffic else None,
     )
 

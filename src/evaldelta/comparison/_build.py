@@ -46,6 +46,7 @@ class Options:
     allowed_upstream_changes: Sequence[str] = ()  # upstream kinds a policy allows
     mixes: tuple[NamedMix, ...] = ()
     reducer_chosen_by: str = "default"  # "--reduce" | "the logs' own" | "default"
+    by_given: bool = True  # the slicing columns were named (--by), not the default slice
 
     def named(self) -> tuple[NamedMix, ...]:
         """The mixes to standardize on, in order (the first is the chosen mix)."""
@@ -60,6 +61,7 @@ class Options:
 def build(evidence: Evidence, options: Options) -> Comparison:
     """The comparison the evidence supports, under ``options``."""
     notes = Notes()
+    notes.items.extend(_missing_slicing(evidence, options.by_given))
     notes.items.extend(_many_slices(evidence))
     if evidence.trimmed:
         notes.items.append(
@@ -108,6 +110,7 @@ def build(evidence: Evidence, options: Options) -> Comparison:
         ),
         mixes=tuple(m.name for m in options.named()),
         repeats=_repeats(evidence, options),
+        samples=tuple(s for m in evidence.metrics for s in m.samples),
     )
 
 
@@ -177,6 +180,40 @@ def _slicing_mixes(
         elif first:
             out.append((m.name, dict(m.weights or {})))
     return tuple(out) if out else (("actual", None),)
+
+
+def _missing_slicing(evidence: Evidence, given: bool) -> list[str]:
+    """A note for a slicing column the rows lack: every case is then one slice, ``all``.
+
+    Issue 24.1: said without a word, the report showed a one-slice table beside its total.
+    The note names the columns that look like slicing columns. Asked for with ``--by``, it
+    starts with the option (so every format leads with it and the CLI repeats it on
+    stderr); met by the default, it is an ordinary note.
+    """
+    out = []
+    for column in evidence.missing_by:
+        looks = evidence.slice_lookalikes
+        like = (
+            f"columns that look like slicing columns: {', '.join(looks)} (--by {looks[0]})"
+            if looks
+            else "no column looks like a slicing column either"
+        )
+        if given:
+            out.append(
+                f"--by {column}: the rows have no {column!r} column, so every case is in one "
+                f"slice, 'all', and there is no per-slice breakdown; {like}"
+            )
+        elif looks:
+            out.append(
+                f"The rows have no {column!r} column (the default --by {column}), so every "
+                f"case is in one slice, 'all'; {like}"
+            )
+        else:
+            out.append(
+                f"The rows have no {column!r} column: every case is in one slice, 'all' "
+                "(name a slicing column with --by COLUMN to see the results per slice)"
+            )
+    return out
 
 
 def _many_slices(evidence: Evidence) -> list[str]:

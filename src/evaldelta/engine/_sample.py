@@ -29,7 +29,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -39,6 +39,17 @@ import ibis
 import ibis.expr.datatypes as idt
 import ibis.expr.types as ir
 
+from evaldelta.engine._sample_cases import (
+    CASE,
+    arm_count,
+    case_aggregates,
+    case_column,
+    case_columns,
+    case_counts,
+    check_cases,
+    several_arms,
+)
+from evaldelta.engine._sample_write import _RN, _STRATUM, _Cut, _ident, _lit, _write
 from evaldelta.errors import (
     BadValueError,
     Location,
@@ -48,6 +59,7 @@ from evaldelta.errors import (
 )
 from evaldelta.sources import Source, connect, open_sources
 from evaldelta.sources._backend import move_table
+from evaldelta.sources._canonical import close_column
 from evaldelta.sources._fetch import arrow, rows
 from evaldelta.sources._values import as_text
 from evaldelta.sources.tidy import line_of, tidy_kind
@@ -55,8 +67,6 @@ from evaldelta.sources.tidy import line_of, tidy_kind
 __all__ = ["MISSING", "Band", "StrataCount", "TrafficScan"]
 
 MISSING = "(missing)"
-_RN = "_evaldelta_rn"
-_STRATUM = "_evaldelta_stratum"
 _TIME = "_evaldelta_time"
 _KEY = "_evaldelta_key"
 _KEEP = "_evaldelta_keep"
@@ -82,14 +92,6 @@ class Band:
 
 def _edge(x: float) -> str:
     return str(int(x)) if x.is_integer() and abs(x) < 1e15 else repr(x)
-
-
-def _ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _lit(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 @dataclass(frozen=True)
@@ -196,21 +198,37 @@ def _since(since_at: dt.datetime, zoned: bool) -> ir.TimestampScalar:
     return ibis.literal(utc.isoformat(sep=" ")).cast("timestamp")
 
 
-def _require(columns: Mapping[str, object], name: str, option: str, source: _Input) -> None:
+def _require(
+    columns: Mapping[str, object], name: str, option: str, source: _Input, rest: str = ""
+) -> None:
+    """A named column exists; else one line with the close name, as the option to type.
+
+    ``rest`` is what the option takes after the column (a band's ``=EDGES``).
+    """
     if name not in columns:
+        close = close_column(name, list(columns))
+        typed = f"{option} {close}{rest}"
+        hint = f"; did you mean {close!r}? ({typed})" if close is not None else ""
         raise MissingColumnError(
-            f"column {name!r} (from {option}) is missing (columns: {', '.join(columns)})",
+            f"column {name!r} (from {option}) is missing (columns: {', '.join(columns)}){hint}",
             Location(source.name, 1 if source.kind == "csv" else None, name),
         )
 
 
 @dataclass(frozen=True)
 class StrataCount:
-    """Rows per slice: kept (on or after ``--since``), without a time, and in all."""
+    """Units per slice: kept (on or after ``--since``), and the rows without a time or before.
+
+    The unit is a row, or a case when the log holds several arms (``unit``, :mod:`._sample_cases`);
+    ``rows`` counts the kept rows either way, ``arms`` the arms of the kept rows.
+    """
 
     kept: dict[str, int]
     no_time: int
     before_since: int
+    unit: str = "row"
+    rows: int = 0
+    arms: int = 1
 
 
 @dataclass
@@ -232,6 +250,7 @@ class TrafficScan:
     _rows: Any = field(init=False)
     columns: dict[str, idt.DataType] = field(init=False)
     _table: Any = field(init=False, default=None)
+    _case: str | None = field(init=False, default=None)  # the unit: rows, or these cases
 
     def __post_init__(self) -> None:
         if self.table is not None:
@@ -288,17 +307,24 @@ class TrafficScan:
             aggs["no_time"] = t.count(where=t[_TIME].isnull())
         if self._src.kind == "table":  # no positions: a tie of two ids could fall either way
             aggs["ids"] = t[_KEY].nunique(where=t[_KEEP])
+        if CASE in t.columns:  # an arm column: several arms make the unit a case
+            aggs.update(case_aggregates(t, t[_KEEP]))
         for k, (flag, _, _) in enumerate(checks):
             aggs[f"bad{k}"] = t[_RN].min(where=t[flag])
         grouped = rows(t.group_by(_STRATUM).aggregate(**aggs))
         self._raise_first_bad(grouped, checks)
-        _refuse_repeated_ids(self._src, grouped)
         kept = {str(r[_STRATUM]): int(r["kept"]) for r in grouped if int(r["kept"]) > 0}
         no_time = before = 0
         if since_at is not None:
             no_time = sum(int(r["no_time"]) for r in grouped)
             before = sum(int(r["all"]) - int(r["kept"]) for r in grouped) - no_time
-        return StrataCount(kept=kept, no_time=no_time, before_since=before)
+        counted = StrataCount(kept, no_time, before, rows=sum(kept.values()))
+        if CASE in t.columns and several_arms(grouped):
+            check_cases(t, grouped, self._src, case_column(self.columns, id_column), by)
+            self._case = CASE
+            return replace(counted, kept=case_counts(grouped), unit="case", arms=arm_count(t))
+        _refuse_repeated_ids(self._src, grouped)
+        return counted
 
     def _prepare(
         self,
@@ -323,7 +349,8 @@ class TrafficScan:
         checks: list[tuple[str, str, str]] = []  # (flag column, field, message)
         flags: dict[str, ir.Value] = {}
         for band in bands:
-            _require(columns, band.column, "--band", src)
+            edges = ",".join(_edge(e) for e in band.edges)
+            _require(columns, band.column, "--band", src, f"={edges}")
             derived[band.name], flags[f"_evaldelta_bad{len(checks)}"] = _band(band, t[band.column])
             checks.append(
                 (f"_evaldelta_bad{len(checks)}", band.column, "is not a number (needed by --band)")
@@ -352,6 +379,7 @@ class TrafficScan:
             src = _Input(src.name, src.kind, id_column)
             self._src = src
             derived[_RN] = key  # a table's rows are ordered by their key
+        derived.update(case_columns(t, columns, id_column))
         prepared = t.mutate(**derived, **flags, **{_STRATUM: stratum, _KEY: key, _KEEP: keep})
         self._table = (
             prepared
@@ -369,18 +397,21 @@ class TrafficScan:
         bands: tuple[Band, ...],
         id_column: str | None,
         seed: int,
-    ) -> None:
-        """Write the ``sizes[k]`` rows of each slice with the smallest rank, with weights."""
+    ) -> int:
+        """Write the ``sizes[k]`` units of each slice with the smallest rank, with weights.
+
+        The units are rows, or cases (every row of each) after :meth:`count_strata` found
+        several arms. Returns the rows written.
+        """
         wanted = {k: n for k, n in sizes.items() if n > 0}
         written = _written(self.columns, bands)
         if not wanted:  # no row, with the columns' types: the file still gets them
             empty = self._table.select(*written, _RN).limit(0)
             none = arrow(empty.mutate(sample_weight=ibis.null("float64")))
-            _write(self._con, self._src, out, out_kind, [none], None, written)
-            return
+            return _write(self._con, self._src, out, out_kind, [none], None, written)
         pieces, final = self._choose(wanted, population, bands, seed)
-        cut = _Cut(wanted, population, final)
-        _write(self._con, self._src, out, out_kind, pieces, cut, written)
+        cut = _Cut(wanted, population, final, self._case)
+        return _write(self._con, self._src, out, out_kind, pieces, cut, written)
 
     def _raise_first_bad(
         self, grouped: list[dict[str, Any]], checks: list[tuple[str, str, str]]
@@ -415,16 +446,18 @@ class TrafficScan:
         depends on the shares.
         """
         t = self._table
-        rank = (t[_KEY] + ibis.literal(f":{int(seed)}")).hexdigest("md5")
+        key = t[self._case] if self._case is not None else t[_KEY]  # a case's rows: one rank
+        rank = (key + ibis.literal(f":{int(seed)}")).hexdigest("md5")
         t = t.filter(t[_KEEP]).mutate(_rank=rank)
+        unit = [self._case] if self._case is not None else []
         share = {k: _first_share(n, population[k]) for k, n in sizes.items()}
         fetched: list[Any] = []
         final: dict[str, int] = {}
         todo = dict(sizes)
         while todo:
             part = _below(t, {k: _rank_bound(share[k]) for k in todo})
-            got = arrow(part.select(*_written(self.columns, bands), _STRATUM, _RN, "_rank"))
-            counts = _counts(got)
+            got = arrow(part.select(*_written(self.columns, bands), _STRATUM, _RN, "_rank", *unit))
+            counts = _counts(got, self._case)
             short = [k for k in todo if counts.get(k, 0) < todo[k] and share[k] < 1.0]
             final.update({k: len(fetched) for k in todo if k not in short})
             lost = {k: (counts.get(k, 0), n) for k, n in todo.items() if counts.get(k, 0) < n}
@@ -478,9 +511,14 @@ def _rank_bound(share: float) -> str:
     return f"{int(share * 16**8):08x}"
 
 
-def _counts(table: Any) -> dict[str, int]:
+def _counts(table: Any, case: str | None = None) -> dict[str, int]:
+    """Units fetched per slice: rows, or distinct cases."""
     import pyarrow.compute as pc
 
+    if case is not None:
+        grouped = table.group_by(_STRATUM).aggregate([(case, "count_distinct")])
+        names, counts = grouped.column(_STRATUM), grouped.column(f"{case}_count_distinct")
+        return {str(k): int(n) for k, n in zip(names.to_pylist(), counts.to_pylist(), strict=True)}
     counted = pc.value_counts(table.column(_STRATUM))
     return {str(v["values"]): int(v["counts"]) for v in counted.to_pylist()}
 
@@ -508,85 +546,3 @@ def _refuse_repeated_ids(src: _Input, grouped: list[dict[str, Any]]) -> None:
             f"id of their slice: {repeated:,}); a table has no row order to break such ties, "
             "so the sample would not be reproducible: give a unique --id"
         )
-
-
-def _write(
-    con: duckdb.DuckDBPyConnection,
-    src: _Input,
-    out: Path,
-    out_kind: str,
-    pieces: list[Any],
-    cut: _Cut | None,
-    written: list[str],
-) -> None:
-    """COPY the sample to ``out`` with DuckDB's writers, its rows in order.
-
-    ``pieces``: the fetched rows (Arrow tables, on the embedded DuckDB), from which ``cut``
-    takes the sample; with no ``cut``, the one piece is the sample, weights and all.
-    """
-    names = [f"_evaldelta_piece{i}" for i in range(len(pieces))]
-    fmt = {"csv": "FORMAT csv, HEADER true", "json": "FORMAT json", "parquet": "FORMAT parquet"}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    for name, piece in zip(names, pieces, strict=True):
-        con.register(name, piece)
-    try:
-        if cut is None:
-            select = ", ".join(_ident(c) for c in [*written, "sample_weight"])
-            body = f"SELECT {select} FROM {names[0]}"
-        else:
-            body = cut.rows(con, names, written)
-        con.execute(f"COPY ({body} ORDER BY {_RN}) TO {_lit(str(out))} ({fmt[out_kind]})")
-    except duckdb.Error as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise UnreadableFileError(f"cannot sample: {first}", Location(src.name)) from exc
-    finally:
-        for name in names:
-            con.unregister(name)
-        con.execute(f"DROP TABLE IF EXISTS temp.{_Cut.WANTED}")
-
-
-@dataclass(frozen=True)
-class _Cut:
-    """Per slice, the ``sizes[k]`` fetched rows of smallest (rank, row position).
-
-    Each slice's rows come from the piece ``final[k]`` (the fetch in which it was not
-    short), and are weighted ``sample_weight = N_k / n_k`` (``population[k] / sizes[k]``,
-    one IEEE division, as Python's). Made on the embedded DuckDB over the few fetched rows:
-    no Python-side Arrow arrays (building one imports pandas: 0.3 s of a sample's start).
-    """
-
-    sizes: Mapping[str, int]
-    population: Mapping[str, int]
-    final: Mapping[str, int]
-    WANTED = "_evaldelta_wanted"
-
-    def rows(self, con: duckdb.DuckDBPyConnection, pieces: list[str], written: list[str]) -> str:
-        """The sample's SELECT (without its order).
-
-        Each slice's piece holds at least its ``sizes[k]`` rows (:meth:`TrafficScan._choose`
-        refetches or refuses one that does not), so the cut takes exactly that many.
-        """
-        names = list(self.sizes)
-        con.execute(
-            f"CREATE TEMP TABLE {self.WANTED} AS SELECT unnest($1::VARCHAR[]) AS k, "
-            "unnest($2::BIGINT[]) AS r, unnest($3::BIGINT[]) AS n, unnest($4::BIGINT[]) AS pop",
-            [
-                names,
-                [self.final[k] for k in names],
-                [self.sizes[k] for k in names],
-                [self.population[k] for k in names],
-            ],
-        )
-        fetched = " UNION ALL ".join(
-            f"SELECT *, {i} AS _evaldelta_round FROM {name}" for i, name in enumerate(pieces)
-        )
-        ranked = (
-            f"SELECT f.*, w.n AS _evaldelta_n, w.pop AS _evaldelta_pop, row_number() OVER "
-            f"(PARTITION BY f.{_STRATUM} ORDER BY f._rank, f.{_RN}) AS _evaldelta_pos "
-            f"FROM ({fetched}) AS f JOIN {self.WANTED} AS w "
-            f"ON f.{_STRATUM} = w.k AND f._evaldelta_round = w.r"
-        )
-        kept = f"FROM ({ranked}) WHERE _evaldelta_pos <= _evaldelta_n"
-        select = ", ".join(_ident(c) for c in written)
-        weight = "CAST(_evaldelta_pop AS DOUBLE) / _evaldelta_n AS sample_weight"
-        return f"SELECT {select}, {weight} {kept}"

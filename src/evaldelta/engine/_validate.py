@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from evaldelta._limits import MAX_ABS_SCORE
 from evaldelta.engine._reduce import cost_aggregates
 from evaldelta.errors import (
     BadValueError,
@@ -20,6 +21,8 @@ from evaldelta.sources._values import is_padded, not_finite, not_finite_row
 
 __all__ = ["Validated", "validate", "validate_quickly"]
 
+_SCORE_LIMIT = f"{MAX_ABS_SCORE:.0e}".replace("e+", "e")  # "1e15"
+
 
 def validate(
     tables: TableSet, scale: tuple[float, float] | None = None, cost_by: str | None = None
@@ -28,7 +31,8 @@ def validate(
 
     Checks, in order: files without data rows, blank case ids or arms, repeats that are not
     whole numbers >= 0, costs that are not finite numbers >= 0, unparseable or non-finite
-    scores, scores outside a declared ``scale``, sample weights: one aggregate pass, which
+    scores, scores (and costs) beyond :data:`~evaldelta._limits.MAX_ABS_SCORE`, scores
+    outside a declared ``scale``, sample weights: one aggregate pass, which
     also returns what a report should say about the rows (names that were trimmed, each
     metric's observed range). Duplicate (arm, case_id, repeat) rows and slice conflicts are
     checked on the per-case table (:func:`~evaldelta.engine._reduce.build_case_table`, or
@@ -78,7 +82,7 @@ def validate_quickly(
     per_source = _per_source(grouped)
     if any(per_source.get(i, {}).get("n", 0) == 0 for i in range(len(tables.sources))):
         return None
-    flags = ("bad_", "inf_", "out_")
+    flags = ("bad_", "inf_", "big_", "out_")
     if any(value for row in grouped for key, value in row.items() if key.startswith(flags)):
         return None
     checked = _summary(tables, per_source, grouped, cost_by if len(keys) == 3 else None)
@@ -96,12 +100,14 @@ def _aggregates(
     }
     if tables.has_cost:
         aggs["bad_cost"] = t._bad_cost.sum()
+        aggs["big_cost"] = (t.cost_usd > MAX_ABS_SCORE).sum()
     for m in tables.metrics:
         col = t[f"m_{m}"]
         aggs[f"bad_{m}"] = t[f"_bad_{m}"].sum()
         aggs[f"null_{m}"] = col.isnull().sum()
         aggs[f"inf_{m}"] = not_finite(col).sum()
         finite = col.notnull() & ~not_finite(col)
+        aggs[f"big_{m}"] = (finite & (col.abs() > MAX_ABS_SCORE)).sum()
         aggs[f"lo_{m}"] = col.min(where=finite)
         aggs[f"hi_{m}"] = col.max(where=finite)
         # a remainder, not floor(): floor() is an integer cast that fails on inf and NaN
@@ -276,6 +282,12 @@ def _check_source(
             "number, e.g. 0.10; leave it blank when unknown)",
             _first(tables, index, t._bad_cost, "cost_usd"),
         )
+    if stats.get("big_cost"):
+        raise BadValueError(
+            f"cost_usd is larger than {_SCORE_LIMIT} dollars, the limit for a cost (sums of "
+            "such costs pass what a report can round)",
+            _first(tables, index, t.cost_usd > MAX_ABS_SCORE, "cost_usd"),
+        )
     if stats.get("bad_weight"):
         raise BadValueError(
             "sample_weight must be a finite number > 0 (an inverse sampling probability)",
@@ -292,6 +304,13 @@ def _check_source(
             raise BadValueError(
                 f"{m} is not finite (NaN or infinite); leave it blank if unlabeled",
                 _first(tables, index, not_finite_row(col), m),
+            )
+        if stats[f"big_{m}"]:
+            col = t[f"m_{m}"]
+            raise BadValueError(
+                f"{m} is larger than {_SCORE_LIMIT} in magnitude, the limit for a score (beyond it "
+                "whole numbers lose precision and sums of squares overflow)",
+                _first(tables, index, col.abs() > MAX_ABS_SCORE, m),
             )
         if scale is not None and stats[f"out_{m}"]:
             col = t[f"m_{m}"]

@@ -17,6 +17,7 @@ from typing import Any
 
 from evaldelta.engine._critical import CriticalSelector, CriticalStats, critical_stats
 from evaldelta.engine._histogram import DeltaBins, delta_histograms
+from evaldelta.engine._lookalike import missing_slicing, slicing_lookalikes
 from evaldelta.engine._outputs import case_outputs
 from evaldelta.engine._reduce import (
     ALL,
@@ -29,6 +30,7 @@ from evaldelta.engine._reduce import (
     slice_weight_totals,
 )
 from evaldelta.engine._repeats import reduce_repeats
+from evaldelta.engine._samples import has_inspect_logs, side_by_side
 from evaldelta.engine._slices import reduce_slices
 from evaldelta.engine._three_arm import (
     Escalation,
@@ -42,7 +44,7 @@ from evaldelta.engine._three_arm import (
 from evaldelta.engine._upstream import UpstreamCounts, upstream_counts
 from evaldelta.engine._validate import Validated, validate, validate_quickly
 from evaldelta.errors import BadValueError, UsageError
-from evaldelta.model import OUTPUT_CHARS, PinValue
+from evaldelta.model import OUTPUT_CHARS, PinValue, SampleSideBySide
 from evaldelta.sources import Source, TableSet, display_path
 from evaldelta.sources._fetch import rows as fetch_rows
 from evaldelta.sources._report import ImportReport
@@ -115,6 +117,7 @@ class MetricEvidence:
     slicings: tuple[SlicingEvidence, ...]
     sample_weight_totals: Mapping[str, float] | None = None  # per slice of the first column
     critical: tuple[list[CriticalStats], float] | None = None
+    samples: tuple[SampleSideBySide, ...] = ()  # Inspect AI logs, pass/fail: every sample
 
 
 @dataclass(frozen=True)
@@ -150,6 +153,10 @@ class Evidence:
     scale: tuple[float, float] | None = None
     upstream: tuple[UpstreamCounts, ...] = ()  # per pair and kind: prompt/payload/retrieval
     reducer: str = "mean"  # how each case's repeats were reduced (stats._reducers names)
+    # slicing columns no source has (every case in one slice, "all"), and the columns that
+    # look like slicing columns, to name in the note that says so (engine/_lookalike.py)
+    missing_by: tuple[str, ...] = ()
+    slice_lookalikes: tuple[str, ...] = ()
 
     @property
     def baseline(self) -> str:
@@ -170,6 +177,14 @@ def gather(tables: TableSet, request: Request) -> Evidence:
     finds a blank or padded case id, the full validation runs and names the first defect.
     """
     by = request.by or ("slice",)
+    evidence = _gather_validated(tables, request, by)
+    missing = missing_slicing(tables, by)
+    if not missing:
+        return evidence
+    return replace(evidence, missing_by=missing, slice_lookalikes=slicing_lookalikes(tables))
+
+
+def _gather_validated(tables: TableSet, request: Request, by: Sequence[str]) -> Evidence:
     if request.reducer is not None and not request.reducer.is_mean:
         return _gather_reduced(tables, request, request.reducer)
     quick = validate_quickly(tables, request.scale, cost_by=by[0])
@@ -303,12 +318,18 @@ def _metric(
                 )
             )
         slicings.append(SlicingEvidence(by=column, arm_stats=arm_stats, pairs=tuple(pairs)))
+    samples = (
+        tuple(side_by_side(tables, cases, by[0], j) for j in range(1, len(arms)))
+        if binary and has_inspect_logs(tables)
+        else ()
+    )
     evidence = MetricEvidence(
         metric=metric,
         binary=binary,
         slicings=tuple(slicings),
         sample_weight_totals=weights or None,
         critical=crit,
+        samples=samples,
     )
     return evidence, counts
 

@@ -25,8 +25,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from evaldelta import stats
+from evaldelta.comparison._notes import in_reader_words
 from evaldelta.errors import UsageError
 from evaldelta.model import Comparison, SliceDelta
+from evaldelta.planning._checks import check_design, check_effect_scale
 from evaldelta.planning.allocation import Allocation, SliceAllocation, allocate
 from evaldelta.sources import ReadOptions, Source
 
@@ -39,6 +41,7 @@ __all__ = [
     "SlicePlan",
     "allocate",
     "check_design",
+    "check_effect_scale",
     "plan_from_comparison",
     "plan_from_pilot",
     "plan_from_summary",
@@ -49,7 +52,6 @@ PAIRED_T = "paired t (noncentral t)"
 CONNOR = "exact mcnemar (connor 1987 beside)"
 UNPAIRED_T = "two-sample t, equal arms (contrast)"
 NAN = math.nan
-ALTERNATIVES = ("two-sided", "larger", "smaller")
 T = TypeVar("T")
 
 
@@ -121,29 +123,6 @@ class Plan:
     notes: tuple[str, ...] = field(default=())
 
 
-# -- validation --------------------------------------------------------------------------
-
-
-def check_design(effect: float | None, power: float, alpha: float, alternative: str) -> None:
-    """Raise UsageError for a design the power functions cannot take (checked up front)."""
-    if alternative not in ALTERNATIVES:
-        raise UsageError(
-            f"unknown alternative {alternative!r}; choose one of {', '.join(ALTERNATIVES)}"
-        )
-    if not 0 < alpha < 1:
-        raise UsageError(f"alpha must lie strictly between 0 and 1, not {alpha}")
-    if not alpha < power < 1:
-        raise UsageError(f"power must lie strictly between alpha ({alpha}) and 1, not {power}")
-    if effect is None:
-        return
-    if not math.isfinite(effect) or effect == 0:
-        raise UsageError(f"the effect must be a non-zero number, not {effect}")
-    if alternative == "larger" and effect < 0:
-        raise UsageError(f"alternative 'larger' needs a positive effect, not {effect}")
-    if alternative == "smaller" and effect > 0:
-        raise UsageError(f"alternative 'smaller' needs a negative effect, not {effect}")
-
-
 def _capture(fn: Callable[[], T], notes: list[str], context: str) -> T | None:
     """Call fn; DegenerateDataWarnings and ValueErrors become notes (and None)."""
     with warnings.catch_warnings(record=True) as caught:
@@ -155,7 +134,7 @@ def _capture(fn: Callable[[], T], notes: list[str], context: str) -> T | None:
             out = None
     for w in caught:
         if issubclass(w.category, stats.DegenerateDataWarning):
-            notes.append(f"{context}: {w.message}")
+            notes.append(f"{context}: {in_reader_words(str(w.message))}")
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return out
@@ -384,6 +363,7 @@ def plan_from_comparison(
         if not found:
             raise UsageError(f"metric {metric!r} is not in the comparison")
         chosen = found[0]
+    check_effect_scale(effect, chosen)
     slicing = chosen.slicings[0]
     pairs = []
     for pair in slicing.pairs:
@@ -461,7 +441,7 @@ def plan_from_pilot(
     *,
     baseline: str | None = None,
     candidates: Sequence[str] | None = None,
-    by: str = "slice",
+    by: str | None = None,
     metric: str | None = None,
     traffic: Mapping[str, float] | None = None,
     budget: int | None = None,
@@ -482,7 +462,7 @@ def plan_from_pilot(
         files,
         baseline=baseline,
         candidates=candidates,
-        by=(by,),
+        by=(by,) if by else None,
         metrics=(metric,) if metric else None,
         read_options=read_options,
         backend=backend,

@@ -8,11 +8,16 @@ Three steps; the two passes over the file run in the engine
    slice (a smaller slice is taken whole), then the rest of ``total`` in proportion to traffic;
 3. keep the ``n_k`` rows of each slice with the smallest ``md5(row key, seed)`` and write
    them to the output with ``sample_weight = N_k / n_k``; the traffic mix goes beside it.
+
+A results file with several arms (an ``arm`` column) is sampled by case, not by row: all
+arms' rows of a chosen case together, so every sampled case is paired (issue 24.6;
+:mod:`evaldelta.engine._sample_cases`). Counts, floors, totals and weights are then cases.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import datetime as dt
 import itertools
 import math
@@ -33,7 +38,10 @@ __all__ = ["Band", "SampleResult", "StratumSample", "mix_path_for", "parse_band"
 
 @dataclass(frozen=True)
 class StratumSample:
-    """One slice: population rows, sampled rows, traffic share and sampling weight."""
+    """One slice: population units, sampled units, traffic share and sampling weight.
+
+    The units are rows, or cases for a log with several arms (``SampleResult.unit``).
+    """
 
     slice: str
     population: int
@@ -64,6 +72,10 @@ class SampleResult:
     excluded_no_time: int
     strata: tuple[StratumSample, ...]
     notes: tuple[str, ...] = ()
+    unit: str = "row"  # "row", or "case": a log with several arms is sampled by case
+    rows_population: int = 0  # rows kept (on or after --since), whatever the unit
+    rows_sampled: int = 0  # rows written
+    arms: int = 1  # arms in the rows kept (an arm column; 1 without one)
 
 
 def parse_band(text: str) -> Band:
@@ -154,9 +166,12 @@ def sample(
     with TrafficScan(path, con, table) as scan:
         counted = scan.count_strata(by, tuple(bands), id_column, since_at, time_column)
         sizes, notes = _allocate(name, counted, floor, total, since, time_column)
-        scan.write_sample(out, out_kind, sizes, counted.kept, tuple(bands), id_column, seed)
-    return _result(name, out, counted, sizes, notes, by, floor, total, seed,
-                   id_column, tuple(bands), since_at, time_column)  # fmt: skip
+        written = scan.write_sample(
+            out, out_kind, sizes, counted.kept, tuple(bands), id_column, seed
+        )
+    result = _result(name, out, counted, sizes, notes, by, floor, total, seed,
+                     id_column, tuple(bands), since_at, time_column)  # fmt: skip
+    return dataclasses.replace(result, rows_sampled=written)
 
 
 def _input_name(input: str | Path | None, table: str | None, backend: Any, out: Path) -> str:
@@ -224,18 +239,27 @@ def _result(
     for k in sorted(population):
         n, pop = sizes[k], population[k]
         if n == 0:
-            notes.append(f"slice {k!r} has no sampled rows; it cannot be reweighted")
+            notes.append(f"slice {k!r} has no sampled {counted.unit}s; it cannot be reweighted")
         strata.append(StratumSample(k, pop, n, pop / n_all, pop / n if n else math.nan, n >= pop))
     mix = mix_path_for(out)
     with mix.open("w", encoding="utf-8", newline="") as fh:
         writer = csv.writer(fh, lineterminator="\n")
         writer.writerow(["slice", "weight"])
         writer.writerows([s.slice, repr(s.share)] for s in strata)
+    unit = counted.unit
     whole = [s.slice for s in strata if s.taken_whole and s.population < floor]
     if whole:
         notes.append(
-            f"taken whole (fewer than {floor} rows): {', '.join(whole)}; their intervals "
+            f"taken whole (fewer than {floor} {unit}s): {', '.join(whole)}; their intervals "
             "will be wider than the floor was meant to give"
+        )
+    if unit == "case":
+        key = id_column or "case_id"
+        notes.insert(
+            0,
+            f"the log holds {counted.arms} arms, so sample drew whole cases (by {key}): every "
+            "arm's rows of a chosen case together, so each sampled case is paired; floors, "
+            "totals and weights count cases",
         )
     return SampleResult(
         input=str(path),
@@ -255,4 +279,7 @@ def _result(
         excluded_no_time=counted.no_time,
         strata=tuple(strata),
         notes=tuple(notes),
+        unit=unit,
+        rows_population=counted.rows,
+        arms=counted.arms,
     )

@@ -1,8 +1,9 @@
 """Untrusted text made inert: one function per output format.
 
 Every string from the data (arm, slice, case and pin names, metric names, outputs, file
-names) is untrusted. The HTML report leaves it to Jinja2's autoescaping; the other formats
-come through here:
+names) is untrusted. The HTML report leaves markup to Jinja2's autoescaping and passes every
+value it writes through :func:`html_text` first (its ``finalize``); the other formats come
+through here too:
 
 - :func:`term_text` for anything printed to a terminal (the text, rich, gate, plan and audit
   reports): no escape sequence, carriage return or other control character from the data
@@ -12,14 +13,18 @@ come through here:
 - :func:`md_code`, a presentation choice on top of :func:`md_text`: a name shown as inline
   code when that is safe, else as escaped text.
 
-Both formats first drop control characters (:func:`strip_controls`).
+- :func:`html_text` for HTML: escape sequences and control characters dropped as for the
+  terminal, but line breaks and tabs kept (outputs are shown in ``<pre>`` blocks).
+
+Every format first drops control characters (:func:`strip_controls`, or
+:func:`html_text`'s variant that keeps line breaks).
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["md_code", "md_text", "strip_controls", "term_text"]
+__all__ = ["html_text", "md_code", "md_text", "strip_controls", "term_text"]
 
 # ANSI/ECMA-48 sequences, removed whole so that no parameter bytes are left behind:
 # CSI (ESC [ or the 8-bit 0x9B) with parameters and a final byte; the string sequences OSC,
@@ -43,6 +48,22 @@ def strip_controls(text: str) -> str:
     text = _ANSI.sub("", text)
     text = _BREAKS.sub(" ", text)
     return _CONTROLS.sub("", text)
+
+
+# HTML keeps tabs and line feeds (a <pre> shows them); CR and CRLF become one line feed.
+_HTML_BREAKS = re.compile(r"\r\n?|[\v\f\x85\u2028\u2029]")
+_HTML_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def html_text(text: str) -> str:
+    """Untrusted text for an HTML page (before Jinja2 escapes its markup characters).
+
+    The same escape sequences and controls as :func:`term_text` go (ESC, BEL, NUL, C1 and
+    the bidirectional overrides), but tabs and line breaks stay, so an output keeps its lines.
+    """
+    text = _ANSI.sub("", text)
+    text = _HTML_BREAKS.sub("\n", text)
+    return _HTML_CONTROLS.sub("", text)
 
 
 def term_text(text: str) -> str:

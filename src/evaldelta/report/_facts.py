@@ -19,7 +19,7 @@ from evaldelta.stats import BreakEven
 __all__ = [
     "MIN_RANKED_N",
     "AttemptContrast",
-    "WorstSlices",
+    "SliceOrder",
     "attempt_contrast",
     "attempt_flag",
     "attempt_sentence",
@@ -28,16 +28,31 @@ __all__ = [
     "coverage_sentence",
     "direction",
     "interval_difference",
+    "is_loud",
     "metric_kind",
+    "one_slice",
+    "one_slice_sentence",
+    "order_rule",
+    "ordered_slices",
     "rests_on",
     "scale_phrase",
     "sign_flip",
     "standardized_basis",
     "standardized_rests_on",
-    "worst_slices",
 ]
 
 Name = Callable[[str], str]
+
+# notes that change what a reader may conclude: shown up front in Markdown, and on stderr
+# (CI logs show them even when the report itself goes to a file or a PR comment): a
+# slicing that misleads (the note starts with the --by option) or a method that fails
+LOUD_START = "--by "
+LOUD_MARKS = ("the Wald paired interval on fewer than",)
+
+
+def is_loud(note: str) -> bool:
+    """Whether a comparison note must be seen first (a slicing that misleads, a bad method)."""
+    return note.startswith(LOUD_START) or any(mark in note for mark in LOUD_MARKS)
 
 
 def _same(text: str) -> str:
@@ -140,17 +155,70 @@ def attempt_flag(pair: PairComparison, metric: MetricResult, name: Name = _same)
     )
 
 
-MIN_RANKED_N = 10  # Markdown ranks the worst slices only among slices with this many cases
+MIN_RANKED_N = 10  # slices with fewer pairs come after the rest in the one order
 
 
 @dataclass(frozen=True)
-class WorstSlices:
-    """The slices with the lowest interval upper bound, among those with enough cases."""
+class SliceOrder:
+    """Every slice of a pair in the one order of every report (:func:`ordered_slices`).
 
-    shown: tuple[SliceDelta, ...]
+    ``ranked`` slices have at least ``minimum`` pairs (unpaired: scored cases in each arm)
+    and an interval; ``few`` have an interval but fewer cases; ``undefined`` have none.
+    """
+
+    slices: tuple[SliceDelta, ...]
     minimum: int
-    ranked: int  # slices with at least ``minimum`` cases and a finite interval
-    below: int  # slices with an interval but fewer than ``minimum`` cases
+    ranked: int
+    few: int
+    undefined: int
+
+    def rule(self, paired: bool = True) -> str:
+        """The order in words, as every format states it beside its table."""
+        few = self.few > 0
+        out = order_rule(self.minimum, paired, few=few and self.ranked > 0, undefined=False)
+        if few and not self.ranked:
+            unit = "pairs" if paired else "scored cases in each arm"
+            out += f"; every slice has fewer than {self.minimum} {unit}"
+        return out + ("; slices without an interval last" if self.undefined else "")
+
+    def cut(self, shown: int, where: str) -> str:
+        """What a table showing the first ``shown`` rows left out, and where the rest are."""
+        left = len(self.slices) - shown
+        if left <= 0:
+            return f"all {len(self.slices)} slices shown"
+        noun = "slice is" if left == 1 else "slices are"
+        return f"{shown} of {len(self.slices)} slices shown; the other {left} {noun} {where}"
+
+
+def order_rule(
+    minimum: int = MIN_RANKED_N, paired: bool = True, *, few: bool = True, undefined: bool = True
+) -> str:
+    """The one ordering rule of the per-slice tables, plots and lists, in words.
+
+    ``few`` and ``undefined`` say whether the slices have any with fewer than ``minimum``
+    cases, or without an interval: the rule names those parts only when they apply.
+    """
+    unit = "pairs" if paired else "scored cases in each arm"
+    out = "worst first: the lowest upper end of the interval first (the most gain the data allow)"
+    if few:
+        out += f"; slices with fewer than {minimum} {unit} after the others"
+    if undefined:
+        out += "; slices without an interval last"
+    return out
+
+
+def one_slice(pair: PairComparison) -> SliceDelta | None:
+    """The pair's only slice, when it has one: its row would repeat the all-cases row."""
+    return pair.slices[0] if len(pair.slices) == 1 else None
+
+
+def one_slice_sentence(d: SliceDelta, name: Name = _same) -> str:
+    """What every format says instead of a one-slice table beside its own total (issue 24.1)."""
+    return (
+        f"One slice, {name(d.slice)}: the all-cases row is the whole table (a row for the "
+        "slice would repeat it), and every mix gives the slice all the weight, so no "
+        "standardized rate is shown beside it"
+    )
 
 
 def _slice_n(d: SliceDelta, pair: PairComparison, arms: Sequence[ArmSlice]) -> int:
@@ -161,24 +229,30 @@ def _slice_n(d: SliceDelta, pair: PairComparison, arms: Sequence[ArmSlice]) -> i
     return min(counts.get(pair.baseline, 0), counts.get(pair.candidate, 0))
 
 
-def worst_slices(
-    pair: PairComparison, arms: Sequence[ArmSlice], k: int = 3, minimum: int = MIN_RANKED_N
-) -> WorstSlices:
-    """Up to ``k`` slices, worst evidence first: the lowest upper bound of the interval.
+def ordered_slices(
+    pair: PairComparison, arms: Sequence[ArmSlice], minimum: int = MIN_RANKED_N
+) -> SliceOrder:
+    """The pair's slices in the one order of every format (issue 24.3).
 
-    A slice with a handful of cases has a wide interval around whatever it shows; ranking
-    by the upper bound among slices with at least ``minimum`` cases puts first the slices
-    whose data rule out the most of a gain, not the smallest ones.
+    Worst evidence first: the lowest upper end of the interval, the most of a gain the data
+    still allow. Ranking by the point estimate put slices of one or two pairs at +0.0 on top
+    of SWE-bench Verified; so slices with fewer than ``minimum`` cases follow the others (in
+    the same order), and slices without an interval come last. Ties: the point estimate,
+    then the name.
     """
-    with_interval = [d for d in pair.slices if d.main is not None and math.isfinite(d.main.ci.high)]
-    eligible = [d for d in with_interval if _slice_n(d, pair, arms) >= minimum]
 
-    def key(d: SliceDelta) -> tuple[float, float, str]:
+    def key(d: SliceDelta) -> tuple[int, float, float, str]:
         res = d.main
-        return (res.ci.high, res.estimate, d.slice) if res else (math.inf, math.inf, d.slice)
+        if res is None or not math.isfinite(res.ci.high):
+            est = res.estimate if res is not None and math.isfinite(res.estimate) else math.inf
+            return (2, math.inf, est, d.slice)
+        group = 0 if _slice_n(d, pair, arms) >= minimum else 1
+        return (group, res.ci.high, res.estimate, d.slice)
 
-    shown = tuple(sorted(eligible, key=key)[:k])
-    return WorstSlices(shown, minimum, len(eligible), len(with_interval) - len(eligible))
+    keys = {d.slice: key(d) for d in pair.slices}
+    ordered = tuple(sorted(pair.slices, key=lambda d: keys[d.slice]))
+    groups = [keys[d.slice][0] for d in ordered]
+    return SliceOrder(ordered, minimum, groups.count(0), groups.count(1), groups.count(2))
 
 
 def direction(d: SliceDelta, alpha: float) -> str:
@@ -328,9 +402,6 @@ def interval_difference(
     )
 
 
-_SCALES = ((0.0, 1.0), (1.0, 5.0), (0.0, 5.0), (1.0, 10.0), (0.0, 10.0), (0.0, 100.0))
-
-
 def scale_phrase(metric: MetricResult) -> str:
     """What scale a graded metric is on: declared (``--scale``) or inferred from its scores.
 
@@ -346,9 +417,9 @@ def scale_phrase(metric: MetricResult) -> str:
     if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
         return ""
     seen = f"scores {low:.4g} to {high:.4g}"
-    for a, b in _SCALES:
-        if a <= low and high <= b:
-            return f"{seen}, read as a {a:g}-{b:g} scale, inferred"
+    scale = metric.scale_range()
+    if scale is not None:
+        return f"{seen}, read as a {scale[0]:g}-{scale[1]:g} scale, inferred"
     return f"{seen}, on no usual scale"
 
 

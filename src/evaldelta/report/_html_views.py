@@ -7,10 +7,11 @@ is written. The plots are the one trusted markup (SVG that matplotlib wrote).
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from evaldelta.gating import Verdict
@@ -30,6 +31,9 @@ from evaldelta.report._facts import (
     direction,
     interval_difference,
     metric_kind,
+    one_slice,
+    one_slice_sentence,
+    ordered_slices,
     rests_on,
     standardized_basis,
     standardized_rests_on,
@@ -38,7 +42,7 @@ from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct, fmt
 from evaldelta.report._mixes import MixRow, SweepPanel
 from evaldelta.report._plan_rows import PLAN_NOTE, PlanRow, inconclusive_slices, plan_rows
 from evaldelta.report.plots import ForestRow, HistogramPanel, RateRow
-from evaldelta.report.text import _answer_lines, _sort_key
+from evaldelta.report.text import _answer_lines
 
 __all__ = [
     "ArmSummary",
@@ -124,7 +128,11 @@ class PairView:
     paired_available: bool
     slice_rows: list[SliceRow]
     overall: SliceRow
+    order_rule: str = ""  # the one order of every format's per-slice table (report._facts)
+    one_slice: str = ""  # said instead of a one-slice table beside its own total
+    has_traffic: bool = False  # a traffic column only when traffic shares were given
     forest_svg: str = ""
+    forest_note: str = ""  # the intervals cut at the forest plot's edge, named
     rates_svg: str = ""
     rate_table: list[tuple[str, str, str, str]] = field(default_factory=list)
     weight_names: list[str] = field(default_factory=list)
@@ -160,6 +168,7 @@ class PairView:
     sweep: list[SweepPanel] = field(default_factory=list)
     sweep_svg: str = ""
     sweep_captions: list[str] = field(default_factory=list)
+    sweep_shown: str = ""  # which slices are drawn, why, and which are not
 
 
 _WORDS = re.compile(r"\s+|[^\s]+")
@@ -210,7 +219,9 @@ def _slice_row(
         ci=""
         if res is None
         else fmt_ci(res.ci.low, res.ci.high, binary) + rests_on(d, binary and not single),
-        p=fmt_p(d.pvalue_holm if d.pvalue_holm is not None else (res.pvalue if res else None)),
+        p=fmt_p(
+            d.pvalue_holm if d.pvalue_holm is not None else (res.pvalue if res else None), alpha
+        ),
         n=str(d.n_pairs) if paired else "",
         traffic=fmt_pct(d.traffic_share) if d.traffic_share is not None else "",
         baseline=_rate(d.baseline_mean, d.n_pairs, single)
@@ -238,9 +249,17 @@ def margins_for(verdict: Verdict | None, metric: str, by: str, candidate: str) -
 
 
 def forest_rows(
-    slices: Sequence[SliceDelta], binary: bool, margins: dict[str, float], alpha: float
+    slices: Sequence[SliceDelta],
+    binary: bool,
+    margins: dict[str, float],
+    alpha: float,
+    few: Collection[str] = (),
 ) -> list[ForestRow]:
-    """Forest-plot rows in display units, in the given order."""
+    """Forest-plot rows in display units, in the given order.
+
+    ``few`` names the slices with too few pairs to set the plot's axis (their intervals are
+    cut at its edge: :func:`~evaldelta.report.plots.forest_limits`).
+    """
     scale = 100.0 if binary else 1.0
     rows = []
     for d in slices:
@@ -257,6 +276,7 @@ def forest_rows(
                 traffic=d.traffic_share,
                 margin=None if margin is None else margin * scale,
                 tone=direction(d, alpha),
+                evidence=d.slice not in few,
             )
         )
     return rows
@@ -285,7 +305,7 @@ def rate_rows(pair: PairComparison, arms: Sequence[ArmSlice]) -> list[RateRow]:
         if arm is not None:
             e = arm.estimate
             rows.append(RateRow("pooled (own mix)", name, e.estimate, e.ci.low, e.ci.high))
-    for s in pair.standardized:
+    for s in pair.standardized if one_slice(pair) is None else ():
         label = "traffic mix" if s.mix == "traffic" else f"chosen mix ({s.mix})"
         for name in (pair.baseline, pair.candidate):
             fm = s.per_arm.get(name)
@@ -337,7 +357,7 @@ def _moved_view(m: MovedCase, diff: tuple[DiffSpan, ...]) -> MovedView:
     )
 
 
-def _evidence(view: PairView, pair: PairComparison, single: bool) -> None:
+def _evidence(view: PairView, pair: PairComparison, single: bool, alpha: float) -> None:
     o = pair.overall
     binary = view.binary
     if o.paired is None:
@@ -355,12 +375,12 @@ def _evidence(view: PairView, pair: PairComparison, single: bool) -> None:
         }
         view.evidence.append(
             f"The evidence is {t.only_baseline + t.only_candidate} cases, not {o.n_pairs}; "
-            f"exact McNemar p = {fmt_p(o.paired.pvalue)}."
+            f"exact McNemar p = {fmt_p(o.paired.pvalue, alpha)}."
         )
     else:
         view.evidence.append(
             f"Mean per-case delta {fmt_signed(o.paired.estimate, 4)}, paired SE "
-            f"{fmt(o.paired.se, 4)}, p = {fmt_p(o.paired.pvalue)} ({o.paired.method})."
+            f"{fmt(o.paired.se, 4)}, p = {fmt_p(o.paired.pvalue, alpha)} ({o.paired.method})."
         )
     if o.informative is not None:
         view.informative = (
@@ -395,6 +415,28 @@ def _shared_facts(
         ]
 
 
+def _rates_and_weights(view: PairView, pair: PairComparison, arms: Sequence[ArmSlice]) -> None:
+    """Each arm's pooled and standardized rates, the mixes' weights and dropped slices."""
+    for row in rate_rows(pair, arms):
+        view.rate_table.append(
+            (row.mix, row.arm, fmt(row.estimate), f"[{fmt(row.low)}, {fmt(row.high)}]")
+        )
+    stds = pair.standardized if one_slice(pair) is None else ()
+    view.weight_names = [("traffic" if s.mix == "traffic" else f"chosen ({s.mix})") for s in stds]
+    all_slices = sorted({k for s in stds for k in s.weights})
+    view.weight_rows = [
+        (k, [fmt_pct(s.weights.get(k), 1) if k in s.weights else "" for s in stds])
+        for k in all_slices
+    ]
+    view.mix_notes = _mix_notes(pair, view.binary) if stds else []
+    for s in stds:
+        if s.dropped_slices:
+            view.dropped.append(
+                f"{s.mix}: {', '.join(s.dropped_slices)} dropped (not covered by both arms), "
+                f"carrying {fmt_pct(s.dropped_weight, 1)} of the weight"
+            )
+
+
 def pair_view(
     comparison: Comparison,
     metric: MetricResult,
@@ -411,7 +453,9 @@ def pair_view(
     alpha = 1.0 - alpha_conf
     arm_at = {(a.arm, a.slice): a for a in arms}
     key = (pair.baseline, pair.candidate)
-    ordered = sorted(pair.slices, key=_sort_key)
+    order = ordered_slices(pair, arms)
+    ordered = order.slices
+    only = one_slice(pair)  # its row would repeat the all-cases row (issue 24.1)
     view = PairView(
         index=index,
         metric=metric.metric,
@@ -421,32 +465,22 @@ def pair_view(
         candidate=pair.candidate,
         binary=binary,
         unit="points" if binary else "score units",
-        answer=[line for line in _answer_lines(pair, binary, confidence=alpha_conf) if line],
+        answer=[
+            line for line in _answer_lines(pair, binary, confidence=alpha_conf, arms=arms) if line
+        ],
+        order_rule=order.rule(pair.paired_available),
+        one_slice=one_slice_sentence(only) if only is not None else "",
+        has_traffic=any(d.traffic_share is not None for d in pair.slices),
         paired_available=pair.paired_available,
-        slice_rows=[_slice_row(d, binary, single, arm_at, *key, alpha) for d in ordered],
+        slice_rows=[
+            _slice_row(d, binary, single, arm_at, *key, alpha) for d in ordered if only is None
+        ],
         overall=_slice_row(pair.overall, binary, single, arm_at, *key, alpha),
     )
-    for row in rate_rows(pair, arms):
-        view.rate_table.append(
-            (row.mix, row.arm, fmt(row.estimate), f"[{fmt(row.low)}, {fmt(row.high)}]")
-        )
-    names = [("traffic" if s.mix == "traffic" else f"chosen ({s.mix})") for s in pair.standardized]
-    view.weight_names = names
-    all_slices = sorted({k for s in pair.standardized for k in s.weights})
-    view.weight_rows = [
-        (k, [fmt_pct(s.weights.get(k), 1) if k in s.weights else "" for s in pair.standardized])
-        for k in all_slices
-    ]
-    view.mix_notes = _mix_notes(pair, binary)
-    for s in pair.standardized:
-        if s.dropped_slices:
-            view.dropped.append(
-                f"{s.mix}: {', '.join(s.dropped_slices)} dropped (not covered by both arms), "
-                f"carrying {fmt_pct(s.dropped_weight, 1)} of the weight"
-            )
+    _rates_and_weights(view, pair, arms)
     view.flag = _flag(pair, binary)
     _shared_facts(view, pair, metric, ordered)
-    _evidence(view, pair, single)
+    _evidence(view, pair, single, alpha)
     view.moved = _moved(pair)
     view.moved_total = pair.discordant_total
     view.moved_slices = sorted({m.slice for m in pair.discordant})
@@ -467,6 +501,8 @@ def pair_view(
         confidence=comparison.confidence,
         inconclusive=inconclusive_slices(verdict, metric.metric, by, pair.candidate),
     )
+    if only is not None:  # the one slice is all cases: named as the table names it
+        view.plan = [dataclasses.replace(p, slice="all cases") for p in view.plan]
     view.plan_note = PLAN_NOTE if view.plan else ""
     _histogram(view, pair, ordered)
     return view
@@ -491,6 +527,8 @@ def histogram_panels(
     overall = panel(pair.overall, "all cases")
     if overall is None:
         return None
+    if len(ordered) == 1:  # one slice: its panel would repeat the all-cases panel
+        ordered = ()
     slices = [p for d in ordered if (p := panel(d, d.slice)) is not None]
     return overall, slices[:MAX_PANELS]
 

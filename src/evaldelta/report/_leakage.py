@@ -83,8 +83,8 @@ def leakage_rows(leak: RubricLeakage) -> list[LeakageRow]:
                 str(a.only_baseline),
                 str(a.only_candidate),
                 share if a.discordant else "none",
-                fmt_p(a.pvalue),
-                fmt_p(a.pvalue_holm),
+                fmt_p(a.pvalue, leak.rule.alpha),
+                fmt_p(a.pvalue_holm, leak.rule.alpha),
                 f"{c.flag} (favours {c.favours})" if c.flag else "",
             )
         )

@@ -7,18 +7,23 @@ mix) and says in words how far a slice's share would have to move to change the 
 (:func:`~evaldelta.report._facts.break_even_sentences`). HTML adds, per slice, the delta and
 its interval band as that slice's share sweeps from 0 to 100%, evaluated by
 :func:`evaldelta.stats.share_sweep` (the statistics, not this module, compute the curve).
+
+Which slices get a panel is chosen by relevance, and said (issue 24.9: the first four in
+list order left out seed 004's extraction, the slice its story is about): the worst slice
+(the first of the reports' one order), the slice nearest its break-even, then the largest
+weight x delta (the slices that move the standardized delta most).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from evaldelta import stats
-from evaldelta.model import PairComparison, Standardized
-from evaldelta.report._facts import sign_flip
+from evaldelta.model import ArmSlice, PairComparison, Standardized
+from evaldelta.report._facts import ordered_slices, sign_flip
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_pct
 
 if TYPE_CHECKING:
@@ -31,7 +36,9 @@ __all__ = [
     "headline_standardized",
     "mix_rows",
     "sweep_caption",
+    "sweep_choice",
     "sweep_panels",
+    "sweep_shown",
     "verdict_word",
 ]
 
@@ -125,6 +132,51 @@ class SweepPanel:
     sure: tuple[float, ...]
     curve: tuple[tuple[float, float, float, float], ...]
     margin: float | None = None  # the gate's -margin on this mix's delta, when a rule ran
+    why: tuple[str, ...] = ()  # why the slice was chosen: worst slice, nearest break-even, ...
+
+
+WORST = "worst slice"
+NEAREST = "nearest break-even"
+LARGEST = "largest weight x delta"
+NEXT = "next largest weight x delta"
+
+
+def sweep_choice(
+    pair: PairComparison, arms: Sequence[ArmSlice], limit: int = SWEEP_PANELS
+) -> list[tuple[stats.BreakEven, tuple[str, ...]]]:
+    """The slices to sweep, by relevance, each with why it was chosen (module docstring).
+
+    The worst slice (first of :func:`~evaldelta.report._facts.ordered_slices` among the
+    mix's slices), the one nearest its break-even (when any share flips the sign), then by
+    ``|w_k d_k|``, the slice's weight times its delta: its pull on the standardized delta.
+    """
+    std = headline_standardized(pair)
+    by_name = {b.slice: b for b in std.break_even}
+    if not by_name:
+        return []
+    weights = std.delta.weights
+    reasons: dict[str, list[str]] = {}
+    worst = next((d.slice for d in ordered_slices(pair, arms).slices if d.slice in by_name), None)
+    if worst is not None:
+        reasons.setdefault(worst, []).append(WORST)
+
+    def distance(b: stats.BreakEven) -> float:
+        flip = sign_flip(b)
+        return abs(flip - b.share) if flip is not None else math.inf
+
+    nearest = min(std.break_even, key=lambda b: (distance(b), b.slice))
+    if math.isfinite(distance(nearest)):
+        reasons.setdefault(nearest.slice, []).append(NEAREST)
+
+    def pull(name: str) -> float:
+        return abs(weights.get(name, 0.0) * std.slice_deltas.get(name, 0.0))
+
+    by_pull = sorted(by_name, key=lambda k: (-pull(k), k))
+    if by_pull and pull(by_pull[0]) > 0:
+        reasons.setdefault(by_pull[0], []).append(LARGEST)
+    chosen = list(reasons)[:limit]
+    chosen += [k for k in by_pull if k not in chosen][: max(0, limit - len(chosen))]
+    return [(by_name[k], tuple(reasons.get(k, [NEXT]))) for k in chosen]
 
 
 def sweep_panels(
@@ -133,8 +185,9 @@ def sweep_panels(
     confidence: float,
     verdict: Verdict | None = None,
     limit: int = SWEEP_PANELS,
+    arms: Sequence[ArmSlice] = (),
 ) -> list[SweepPanel]:
-    """The headline mix's slices, nearest break-even first (slices with none last)."""
+    """The headline mix's most relevant slices, swept (:func:`sweep_choice` chooses)."""
     std = headline_standardized(pair)
     est, ses = std.slice_deltas, std.slice_ses
     if not std.break_even or not est:
@@ -155,13 +208,9 @@ def sweep_panels(
             None,
         )
 
-    def closeness(b: stats.BreakEven) -> float:
-        flip = sign_flip(b)
-        return abs(flip - b.share) if flip is not None else math.inf
-
     shares = [i / (SWEEP_POINTS - 1) for i in range(SWEEP_POINTS)]
     out = []
-    for b in sorted(std.break_even, key=closeness)[:limit]:
+    for b, why in sweep_choice(pair, arms, limit):
         flip = sign_flip(b)
         points = sorted({*shares, b.share, *([flip] if flip is not None else [])})
         curve = stats.share_sweep(
@@ -177,6 +226,7 @@ def sweep_panels(
                 sure=b.interval_flips,
                 curve=tuple((s, d * scale, lo * scale, hi * scale) for s, d, lo, hi in curve),
                 margin=margin,
+                why=why,
             )
         )
     return out
@@ -185,4 +235,21 @@ def sweep_panels(
 def sweep_caption(panel: SweepPanel) -> str:
     """What a panel marks, in words (the figure's accessible title and the caption)."""
     flip = f"break-even {fmt_pct(panel.flip, 1)}" if panel.flip is not None else "no break-even"
-    return f"{panel.label}: today {fmt_pct(panel.today, 1)} of the {panel.mix} mix; {flip}"
+    why = f" ({', '.join(panel.why)})" if panel.why else ""
+    return f"{panel.label}{why}: today {fmt_pct(panel.today, 1)} of the {panel.mix} mix; {flip}"
+
+
+def sweep_shown(pair: PairComparison, panels: Sequence[SweepPanel]) -> str:
+    """Which slices the sweep shows, why, and which it leaves out (said under the figure)."""
+    std = headline_standardized(pair)
+    shown = [p.label for p in panels]
+    left = sorted(b.slice for b in std.break_even if b.slice not in shown)
+    words = {WORST: "the worst slice", NEAREST: "the slice nearest its break-even"}
+    used = [words[w] for w in (WORST, NEAREST) if any(w in p.why for p in panels)]
+    used.append("the largest weight x delta (the pull on the standardized delta)")
+    out = (
+        f"{len(shown)} of {len(std.break_even)} slices drawn, by relevance: {', then '.join(used)}"
+    )
+    if left:
+        out += f"; not drawn: {', '.join(left)}"
+    return out

@@ -7,7 +7,9 @@ Built from a :class:`~evaldelta.model.Comparison` (and a gate
 - matplotlib draws the forest, rates and delta-histogram plots as SVG (``plots.py``),
   inlined as markup;
 - Jinja2 renders ``templates/report.html.j2`` with ``autoescape=True``: every piece of text
-  from the data (slice names, case ids, arm names, outputs) is escaped where it is written.
+  from the data (slice names, case ids, arm names, outputs) is escaped where it is written,
+  after its escape sequences and control bytes are dropped (``finalize``:
+  :func:`~evaldelta.report._escape.html_text`).
   The SVG is the only markup marked safe; matplotlib escapes the text it writes into it.
 
 The page carries a strict Content-Security-Policy (``default-src 'none'``; inline styles;
@@ -30,6 +32,8 @@ from markupsafe import Markup
 from evaldelta.gating import Verdict
 from evaldelta.model import Comparison
 from evaldelta.report import plots
+from evaldelta.report._escape import html_text
+from evaldelta.report._facts import is_loud, ordered_slices
 from evaldelta.report._format import fmt_pct
 from evaldelta.report._html_views import (
     PairView,
@@ -41,6 +45,7 @@ from evaldelta.report._html_views import (
 )
 from evaldelta.report._pins import pins_view
 from evaldelta.report._repeats import repeats_sentence
+from evaldelta.report._samples import samples_views
 from evaldelta.report.verdict import (
     _basis_note,
     _headline,
@@ -79,9 +84,18 @@ CSP = (
     "base-uri 'none'; form-action 'none'"
 )
 
+
+def _finalize(value: Any) -> Any:
+    """Every value the template writes: text from the data loses its control bytes."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return html_text(value)
+    return value
+
+
 _ENV = Environment(
     loader=PackageLoader("evaldelta.report", "templates"),
     autoescape=select_autoescape(default=True, default_for_string=True),
+    finalize=_finalize,
     undefined=StrictUndefined,
     trim_blocks=True,
     lstrip_blocks=True,
@@ -100,37 +114,62 @@ def _sections(
         for slicing in metric.slicings:
             for pair in slicing.pairs:
                 view = pair_view(comparison, metric, slicing.by, slicing.arms, pair, index, verdict)
-                ordered = sorted(pair.slices, key=_order_key)
+                one = len(pair.slices) == 1  # its row would repeat the all-cases row
+                order = ordered_slices(pair, slicing.arms)
+                ordered = [] if one else list(order.slices)
+                few = {d.slice for d in order.slices[order.ranked :]}
                 margins = margins_for(verdict, metric.metric, slicing.by, pair.candidate)
-                rows = forest_rows(ordered, binary, margins, 1.0 - comparison.confidence)
+                rows = forest_rows(ordered, binary, margins, 1.0 - comparison.confidence, few)
                 overall = forest_rows([pair.overall], binary, {}, 1.0 - comparison.confidence)[0]
-                _mix_section(view, pair, binary, comparison.confidence, verdict)
+                _mix_section(view, pair, binary, comparison.confidence, verdict, slicing.arms)
                 out.append((view, rows, overall, rate_rows(pair, slicing.arms)))
                 index += 1
     return out
 
 
 def _mix_section(
-    view: PairView, pair: Any, binary: bool, confidence: float, verdict: Verdict | None
+    view: PairView,
+    pair: Any,
+    binary: bool,
+    confidence: float,
+    verdict: Verdict | None,
+    arms: Sequence[Any] = (),
 ) -> None:
     """Mix sensitivity (issue 13): the mixes side by side, break-even, the sweep panels."""
     from evaldelta.report._facts import break_even_sentences
-    from evaldelta.report._mixes import mix_rows, sweep_caption, sweep_panels
+    from evaldelta.report._mixes import mix_rows, sweep_caption, sweep_panels, sweep_shown
 
+    if len(pair.slices) == 1:  # every mix gives the one slice all the weight
+        return
     view.mixes = mix_rows(pair, binary, verdict)
     view.mix_gate = any(r.gate for r in view.mixes)
     view.mix_break_even = [
         (s.mix, break_even_sentences(s, pair.candidate)) for s in pair.standardized
     ]
     view.mix_break_even = [(m, t) for m, t in view.mix_break_even if t]
-    view.sweep = sweep_panels(pair, binary, confidence, verdict)
+    view.sweep = sweep_panels(pair, binary, confidence, verdict, arms=arms)
     view.sweep_captions = [sweep_caption(p) for p in view.sweep]
+    view.sweep_shown = sweep_shown(pair, view.sweep) if view.sweep else ""
 
 
-def _order_key(d: Any) -> tuple[int, float]:
-    from evaldelta.report.text import _sort_key
+def _forest_note(rows: list[plots.ForestRow], overall: plots.ForestRow) -> str:
+    """What the forest plot's axis is set by, and which intervals run past it (cut, marked)."""
+    cut = plots.forest_clipped(rows, overall)
+    if not cut:
+        return ""
+    from evaldelta.report._facts import MIN_RANKED_N
 
-    return _sort_key(d)
+    one = len(cut) == 1
+    noun, whose = (
+        ("interval runs", "its full interval is")
+        if one
+        else ("intervals run", "their full intervals are")
+    )
+    return (
+        f"The axis is set by the slices with at least {MIN_RANKED_N} pairs and all cases; "
+        f"{len(cut)} {noun} past it, cut at the edge and marked with an arrowhead: "
+        f"{', '.join(cut)} ({whose} in the table)"
+    )
 
 
 def _verdict_view(verdict: Verdict) -> dict[str, Any]:
@@ -176,6 +215,7 @@ def render_html(
         view.forest_svg = plots.figure_svg(
             forest, title=f"Per-slice deltas, {view.candidate} - {view.baseline}"
         )
+        view.forest_note = _forest_note(rows, overall)
         rates_fig = plots.rates_figure(rates, arms=(view.baseline, view.candidate))
         view.rates_svg = plots.figure_svg(rates_fig, title="Pooled and fixed-mix rates per arm")
         if view.sweep:
@@ -224,8 +264,10 @@ def render_html(
         pins=pins_view(comparison),
         upstream=_upstream(comparison),
         repeats=repeats_sentence(comparison),
+        loud_notes=[n for n in comparison.notes if is_loud(n)],
         summaries=summaries,
         three=three,
+        samples=samples_views(comparison),
     )
 
 

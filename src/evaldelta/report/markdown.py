@@ -18,10 +18,13 @@ from evaldelta.report._facts import (
     coverage_per_slice,
     coverage_sentence,
     interval_difference,
+    is_loud,
+    one_slice,
+    one_slice_sentence,
+    ordered_slices,
     rests_on,
     scale_phrase,
     standardized_rests_on,
-    worst_slices,
 )
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct
 from evaldelta.report._mixes import verdict_word
@@ -47,17 +50,8 @@ def _pin_warning(comparison: Comparison) -> list[str]:
     ]
 
 
-def _ranked_note(ranked: int, below: int, minimum: int, unit: str) -> str:
-    """Which slices the table ranks, and how many it leaves out for having too few cases."""
-    note = (
-        f"_Worst first by the interval's upper bound, among slices with at least {minimum} {unit}"
-    )
-    if below:
-        slices = "slice has" if below == 1 else "slices have"
-        note += f"; {below} {slices} fewer and {'is' if below == 1 else 'are'} not ranked"
-    if not ranked:
-        note += "; no slice qualifies"
-    return note + "._"
+SHOWN = 3  # rows of the per-slice table in a PR comment (the full table is text and HTML)
+WHERE = "in the text and HTML reports (`--format text`, `--format html`) and the JSON"
 
 
 def _slice_table(
@@ -65,20 +59,23 @@ def _slice_table(
     arms: tuple[ArmSlice, ...],
     binary: bool,
     conf: str,
+    alpha: float,
     repeats: bool = False,
 ) -> list[str]:
     b, c = md_text(pair.baseline), md_text(pair.candidate)
-    out = [f"| slice | {c} − {b} | {conf} interval | p (Holm) | n |", "|---|---:|---|---:|---:|"]
-    worst = worst_slices(pair, arms)
-    for d in worst.shown:
+    order = ordered_slices(pair, arms)
+    only = one_slice(pair)
+    p_head = "p (Holm)" if only is None else "p"
+    out = [f"| slice | {c} − {b} | {conf} interval | {p_head} | n |", "|---|---:|---|---:|---:|"]
+    shown = order.slices[:SHOWN] if only is None else ()
+    for d in shown:
         res = d.main
-        if res is None:
-            continue
+        delta, ci = "n/a", "(no evidence in both arms)"
+        if res is not None:
+            delta, ci = fmt_delta(res.estimate, binary), fmt_ci(res.ci.low, res.ci.high, binary)
         out.append(
-            f"| {md_text(d.slice)} | {fmt_delta(res.estimate, binary)} | "
-            f"{fmt_ci(res.ci.low, res.ci.high, binary)}{rests_on(d, binary and repeats)} | "
-            f"{fmt_p(d.pvalue_holm)} | "
-            f"{d.n_pairs or ''} |"
+            f"| {md_text(d.slice)} | {delta} | {ci}{rests_on(d, binary and repeats)} | "
+            f"{fmt_p(d.pvalue_holm, alpha)} | {d.n_pairs or ''} |"
         )
     o = pair.overall.main
     if o is not None:
@@ -86,17 +83,20 @@ def _slice_table(
             f"| **all cases** | {fmt_delta(o.estimate, binary)} | "
             f"{fmt_ci(o.ci.low, o.ci.high, binary)}"
             f"{rests_on(pair.overall, binary and repeats)} | "
-            f"{fmt_p(o.pvalue)} | "
+            f"{fmt_p(o.pvalue, alpha)} | "
             f"{pair.overall.n_pairs or ''} |"
         )
-    unit = "pairs" if pair.paired_available else "scored cases in each arm"
-    return [*out, "", _ranked_note(worst.ranked, worst.below, worst.minimum, unit), ""]
+    rule = order.rule(pair.paired_available)
+    note = f"_Order, {rule}; {order.cut(len(shown), WHERE)}._"
+    if only is not None:  # a row for the one slice would repeat the all-cases row
+        note = f"_{md_text(one_slice_sentence(only))}._"
+    return [*out, "", note, ""]
 
 
 def _bullets(pair: PairComparison, metric: MetricResult) -> list[str]:
     binary = metric.kind == "binary"
     out = []
-    for s in pair.standardized:
+    for s in pair.standardized if one_slice(pair) is None else ():
         out.append(
             f"- Standardized ({md_text(s.mix)}): {fmt_delta(s.delta.estimate, binary)} "
             f"{fmt_ci(s.delta.ci.low, s.delta.ci.high, binary)}{standardized_rests_on(s)}: "
@@ -152,7 +152,9 @@ def _pair_section(
     out.append("")
     answer = [
         line
-        for line in _answer_lines(pair, binary, md_text, confidence=comparison.confidence)
+        for line in _answer_lines(
+            pair, binary, md_text, confidence=comparison.confidence, arms=arms
+        )
         if line
     ]
     for line in answer:  # the text report's own sentences, names escaped
@@ -162,7 +164,14 @@ def _pair_section(
         out += [f"_{md_text(metric.metric)} is graded: {md_text(scale)}._", ""]
     if not pair.paired_available:
         out += [f"> **No paired analysis:** {md_code(b)} and {md_code(c)} share no cases.", ""]
-    out += _slice_table(pair, arms, binary, fmt_pct(comparison.confidence), metric.repeated)
+    out += _slice_table(
+        pair,
+        arms,
+        binary,
+        fmt_pct(comparison.confidence),
+        1.0 - comparison.confidence,
+        metric.repeated,
+    )
     return [*out, *_bullets(pair, metric), ""]
 
 
@@ -171,6 +180,7 @@ def render_markdown(comparison: Comparison) -> str:
     out: list[str] = _repeats(comparison)
     out += _pin_warning(comparison)
     out += _upstream_warning(comparison)
+    out += [f"> ⚠️ {md_text(n)}\n" for n in comparison.notes if is_loud(n)]
     for metric in comparison.metrics:
         slicing = metric.slicings[0]
         for pair in slicing.pairs:
@@ -184,7 +194,24 @@ def render_markdown(comparison: Comparison) -> str:
 
         out.append(three_arm_markdown(comparison.three_arm))
         out.append("")
+    out += _notes(comparison)
     return "\n".join(out).rstrip() + "\n"
+
+
+def _notes(comparison: Comparison) -> list[str]:
+    """Every other note, folded: what is n/a and why (the text and HTML list them too)."""
+    quiet = [n for n in comparison.notes if not is_loud(n)]
+    if not quiet:
+        return []
+    head = f"Notes ({len(quiet)}): undefined statistics are shown as n/a, never as 0"
+    return [
+        f"<details><summary>{head}</summary>",
+        "",
+        *(f"- {md_text(n)}" for n in quiet),
+        "",
+        "</details>",
+        "",
+    ]
 
 
 def _repeats(comparison: Comparison) -> list[str]:

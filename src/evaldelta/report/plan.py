@@ -271,12 +271,20 @@ def render_plan_json(plan: Plan) -> str:
 
 def render_sample_text(result: SampleResult) -> str:
     """The sample report: counts, shares and weights per slice, and what was taken whole."""
+    unit = result.unit
+    what = f"{result.sampled:,} of {result.population:,} {unit}s"
+    if unit == "case":  # a log with several arms: whole cases, every arm's rows of each
+        what += (
+            f" ({result.rows_sampled:,} of {result.rows_population:,} rows: the {result.arms} "
+            "arms' rows of each sampled case)"
+        )
     out = [
-        f"Sampled {result.sampled:,} of {result.population:,} rows from {result.input} "
+        f"Sampled {what} from {result.input} "
         f"by {result.by} (seed {result.seed}, floor {result.floor:,}"
         + (f", total {result.total:,}" if result.total is not None else "")
         + f") -> {result.output}",
-        f"Traffic shares (N_k / N) -> {result.mix_file}; each row's sample_weight = N_k / n_k.",
+        f"Traffic shares (N_k / N) -> {result.mix_file}; each row's sample_weight = N_k / n_k"
+        + (", counted in cases." if unit == "case" else "."),
     ]
     if result.since is not None:
         out.append(

@@ -49,7 +49,9 @@ __all__ = [
     "RateRow",
     "figure_png",
     "figure_svg",
+    "forest_clipped",
     "forest_figure",
+    "forest_limits",
     "histogram_figure",
     "plain_label",
     "rates_figure",
@@ -86,6 +88,7 @@ class ForestRow:
     traffic: float | None
     margin: float | None = None  # the gate's bound on the delta (e.g. -15), when a policy ran
     tone: str = "unclear"  # "worse" | "better" | "unclear": report._facts.direction's rule
+    evidence: bool = True  # enough pairs to set the axis (report._facts.MIN_RANKED_N)
 
 
 @dataclass(frozen=True)
@@ -111,8 +114,10 @@ class HistogramPanel:
 
 
 def plain_label(text: str) -> str:
-    """Keep a data label out of mathtext: escape every ``$``."""
-    return text.replace("$", r"\$")
+    """A data label as matplotlib shows it: no control bytes, and out of mathtext (``$``)."""
+    from evaldelta.report._escape import strip_controls
+
+    return strip_controls(text).replace("$", r"\$")
 
 
 @contextmanager
@@ -144,6 +149,60 @@ def _label_room(labels: Sequence[str]) -> float:
     return min(max(1.0, 0.25 + _CHAR_INCHES * longest), FOREST_WIDTH / 3 + 0.25)
 
 
+def forest_limits(
+    rows: Sequence[ForestRow], overall: ForestRow | None = None
+) -> tuple[float, float] | None:
+    """The forest plot's x range: the intervals of the slices with evidence, and all cases.
+
+    A slice of one or two pairs has an interval of +-80 points (SWE-bench Verified) that
+    would squeeze the informative ones into a sliver (issue 24.9): so the axis is set by the
+    rows marked ``evidence`` (all rows when none is), all cases, zero and the gate margins;
+    intervals beyond it are cut at the edge and marked (:func:`forest_clipped`).
+    """
+    finite = [r for r in rows if _finite(r.low, r.high)]
+    base = [r for r in finite if r.evidence] or finite
+    xs = [v for r in base for v in (r.low, r.high)]
+    if overall is not None and _finite(overall.low, overall.high):
+        xs += [overall.low, overall.high]
+    xs += [r.margin for r in rows if r.margin is not None and math.isfinite(r.margin)]
+    if not xs:
+        return None
+    lo, hi = min([*xs, 0.0]), max([*xs, 0.0])
+    pad = (hi - lo) * 0.06 or 1.0
+    return lo - pad, hi + pad
+
+
+def forest_clipped(rows: Sequence[ForestRow], overall: ForestRow | None = None) -> list[str]:
+    """The labels of the rows whose interval runs past :func:`forest_limits`."""
+    limits = forest_limits(rows, overall)
+    if limits is None:
+        return []
+    lo, hi = limits
+    return [r.label for r in rows if _finite(r.low, r.high) and (r.low < lo or r.high > hi)]
+
+
+def _forest_row(
+    ax: Any, row: ForestRow, y: int, ids: tuple[int, int], limits: tuple[float, float]
+) -> None:
+    """One slice's interval and point, cut at the axis with an arrowhead where it runs past.
+
+    SVG ids ``forest-<k>-mark-<i>`` (the interval), ``-point-<i>`` and ``-clip-<i>``.
+    """
+    k, i = ids
+    colour = {"worse": WORSE_COLOUR, "better": BETTER_COLOUR}.get(row.tone, NEUTRAL_COLOUR)
+    lo, hi = limits
+    left, right = max(row.low, lo), min(row.high, hi)
+    (line,) = ax.plot([left, right], [y, y], color=colour, lw=1.6)
+    line.set_gid(f"forest-{k}-mark-{i}")
+    if lo <= row.estimate <= hi:
+        (point,) = ax.plot([row.estimate], [y], "o", color=colour, ms=4.5)
+        point.set_gid(f"forest-{k}-point-{i}")
+    for edge, cut, marker in ((lo, row.low < lo, "<"), (hi, row.high > hi, ">")):
+        if cut:
+            (arrow,) = ax.plot([edge], [y], marker, color=colour, ms=6)
+            arrow.set_gid(f"forest-{k}-clip-{i}")
+
+
 def forest_figure(
     rows: Sequence[ForestRow],
     *,
@@ -168,17 +227,12 @@ def forest_figure(
             (left / FOREST_WIDTH, 0.7 / height, width / FOREST_WIDTH, 1 - 1.0 / height)
         )
         labels: list[str] = []
-        xs: list[float] = []
+        limits = forest_limits(rows, overall) or (-1.0, 1.0)
         for i, row in enumerate(rows):
             y = n_rows - 1 - i
             labels.append(_short(row.label))
-            colour = {"worse": WORSE_COLOUR, "better": BETTER_COLOUR}.get(row.tone, NEUTRAL_COLOUR)
             if _finite(row.estimate, row.low, row.high):
-                (line,) = ax.plot([row.low, row.high], [y, y], color=colour, lw=1.6)
-                (point,) = ax.plot([row.estimate], [y], "o", color=colour, ms=4.5)
-                line.set_gid(f"forest-{plot_id}-mark-{i}")
-                point.set_gid(f"forest-{plot_id}-point-{i}")
-                xs += [row.low, row.high]
+                _forest_row(ax, row, y, (plot_id, i), limits)
             else:
                 (line,) = ax.plot([0], [y], "x", color="#999999", ms=4)
                 line.set_gid(f"forest-{plot_id}-mark-{i}")
@@ -188,7 +242,6 @@ def forest_figure(
             ax.plot([overall.low, overall.high], [0, 0], color="black", lw=2.2)
             ax.plot([overall.estimate], [0], "D", color="black", ms=5.5)
             labels.append(_short(overall.label))
-            xs += [overall.low, overall.high]
             ax.text(
                 1.02, 0, f"n={overall.n}", transform=ax.get_yaxis_transform(), va="center",
                 fontsize=8,
@@ -202,17 +255,12 @@ def forest_figure(
             m = margins.pop()
             ax.axvline(m, color=MARGIN_COLOUR, lw=1, ls="--", label=f"gate margin {m:+g}")
             ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), fontsize=7, frameon=False)
-            xs.append(m)
         else:
             for i, row in enumerate(rows):
                 if row.margin is not None and math.isfinite(row.margin):
                     y = n_rows - 1 - i
                     ax.plot([row.margin] * 2, [y - 0.35, y + 0.35], color=MARGIN_COLOUR, lw=1.2)
-                    xs.append(row.margin)
-        if xs:
-            lo, hi = min([*xs, 0.0]), max([*xs, 0.0])
-            pad = (hi - lo) * 0.06 or 1.0
-            ax.set_xlim(lo - pad, hi + pad)
+        ax.set_xlim(*limits)
         ax.set_ylim(-0.7, n_rows - 0.3)
         ax.set_xlabel(f"candidate - baseline ({unit})")
         ax.grid(axis="x", color="#e5e5e5", lw=0.6)
@@ -327,7 +375,9 @@ def figure_svg(fig: Figure, *, title: str | None = None) -> str:
         head = re.search(r"<svg[^>]*>", svg)
         if head is not None:
             cut = head.end()
-            svg = f"{svg[:cut]}<title>{escape(title)}</title>{svg[cut:]}"
+            from evaldelta.report._escape import strip_controls
+
+            svg = f"{svg[:cut]}<title>{escape(strip_controls(title))}</title>{svg[cut:]}"
     return svg
 
 

@@ -16,20 +16,19 @@ from rich.text import Text
 
 from evaldelta.model import ArmSlice, Comparison, MetricResult, PairComparison
 from evaldelta.report._escape import term_text
-from evaldelta.report._facts import direction
+from evaldelta.report._facts import direction, one_slice, one_slice_sentence, ordered_slices
 from evaldelta.report._format import fmt, fmt_pct
+from evaldelta.report._text_evidence import _coverage_lines, _evidence_lines
 from evaldelta.report.text import (
     _answer_lines,
     _arm_lines,
-    _coverage_lines,
-    _evidence_lines,
     _label,
     _pin_lines,
     _pooled_lines,
     _slice_cells,
-    _sort_key,
     _standardized_lines,
     baseline_line,
+    loud_note_lines,
     pin_warning_lines,
     repeats_lines,
 )
@@ -64,26 +63,36 @@ def _slice_table(
     unit = "pts" if binary else "score units"
     has_traffic = any(d.traffic_share is not None for d in pair.slices)
     arm_at = {(a.arm, a.slice): a for a in arms}
+    order = ordered_slices(pair, arms)
+    how = "paired on shared cases" if pair.paired_available else "unpaired"
+    only = one_slice(pair)
+    title = f"Per slice, worst first: {c} - {b}, in {unit} ({how})"
+    caption = f"(order, {order.rule(pair.paired_available)})"
+    if only is not None:  # a row for the one slice would repeat the all-cases row
+        title, caption = f"All cases: {c} - {b}, in {unit} ({how})", f"({one_slice_sentence(only)})"
     table = Table(
-        title=_text(
-            f"Per slice, worst first: {c} - {b}, in {unit} "
-            f"({'paired on shared cases' if pair.paired_available else 'unpaired'})"
-        ),
+        title=_text(title),
         title_justify="left",
+        caption=_text(caption),
+        caption_justify="left",
         header_style="bold",
     )
-    heads = ["slice", "delta", f"{fmt_pct(comparison.confidence)} interval", "p (Holm)", "n", b, c]
+    p_head = "p (Holm)" if only is None else "p"
+    heads = ["slice", "delta", f"{fmt_pct(comparison.confidence)} interval", p_head, "n", b, c]
     if has_traffic:
         heads.append("traffic")
     for i, head in enumerate(heads):
         table.add_column(_text(head), justify="left" if i in (0, 2) else "right")
-    for d in sorted(pair.slices, key=_sort_key):
-        cells = _slice_cells(d, binary, single, arm_at, b, c, has_traffic)
+    alpha = 1.0 - comparison.confidence
+    for d in order.slices if only is None else ():
+        cells = _slice_cells(d, binary, single, arm_at, b, c, has_traffic, alpha=alpha)
         style = {"worse": "red", "better": "green"}.get(
             direction(d, 1.0 - comparison.confidence), ""
         )
         table.add_row(*(_text(x, style=style if i == 1 else "") for i, x in enumerate(cells)))
-    cells = _slice_cells(pair.overall, binary, single, arm_at, b, c, has_traffic, overall=True)
+    cells = _slice_cells(
+        pair.overall, binary, single, arm_at, b, c, has_traffic, overall=True, alpha=alpha
+    )
     table.add_row(*(_text(x, style="bold") for x in cells), end_section=True)
     return table
 
@@ -107,13 +116,15 @@ def _pair_renderables(
         ),
         Text(""),
     ]
-    out += [_line(x) for x in _answer_lines(pair, binary, confidence=comparison.confidence)]
+    out += [
+        _line(x) for x in _answer_lines(pair, binary, confidence=comparison.confidence, arms=arms)
+    ]
     if not pair.paired_available:
         out.append(_line(f"! No paired analysis: {b} and {c} share no cases."))
     out.append(_slice_table(comparison, metric, arms, pair))
-    lines = _standardized_lines(pair, binary, b, c)
+    lines = _standardized_lines(pair, binary, b, c) if one_slice(pair) is None else []
     lines += _pooled_lines(pair, metric, arms, b, c)
-    lines += _evidence_lines(pair, single, binary, b, c)
+    lines += _evidence_lines(pair, single, binary, b, c, 1.0 - comparison.confidence)
     lines += _coverage_lines(pair)
     lines += _arm_lines(arms, (b, c), single, conf, binary)
     if pair.cost is not None:
@@ -132,7 +143,7 @@ def terminal_renderables(comparison: Comparison) -> Group:
     from evaldelta.report._upstream import text_lines
 
     head = [baseline_line(comparison), *repeats_lines(comparison)]
-    head += [*pin_warning_lines(comparison), *_pin_lines(comparison)]
+    head += [*pin_warning_lines(comparison), *loud_note_lines(comparison), *_pin_lines(comparison)]
     head += text_lines(comparison)  # the upstream change detector, as in the text report
     parts: list[RenderableType] = [_line(x) for x in head]
     for metric in comparison.metrics:

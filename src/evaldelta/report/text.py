@@ -10,7 +10,7 @@ cases, cost and notes.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from evaldelta.model import (
     ALL_CASES,
@@ -25,20 +25,23 @@ from evaldelta.report._facts import (
     attempt_flag,
     attempt_sentence,
     break_even_sentences,
-    coverage_per_slice,
-    coverage_sentence,
     direction,
     interval_difference,
+    is_loud,
     metric_kind,
+    one_slice,
+    one_slice_sentence,
+    ordered_slices,
     rests_on,
     standardized_basis,
     standardized_rests_on,
 )
-from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct, fmt_signed
+from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct
 from evaldelta.report._mixes import headline_standardized, mix_rows
+from evaldelta.report._text_evidence import _coverage_lines, _evidence_lines
 from evaldelta.stats import FixedMix, PairedResult, UnpairedResult
 
-__all__ = ["baseline_line", "render_text", "repeats_lines"]
+__all__ = ["baseline_line", "loud_note_lines", "render_text", "repeats_lines"]
 
 METHOD_NAMES = {
     "newcombe": "Newcombe",
@@ -55,6 +58,7 @@ def render_text(comparison: Comparison) -> str:
     """
     out: list[str] = [baseline_line(comparison), *repeats_lines(comparison)]
     out.extend(pin_warning_lines(comparison))
+    out.extend(loud_note_lines(comparison))
     out.extend(_pin_lines(comparison))
     out.extend(_upstream_lines(comparison))
     for metric in comparison.metrics:
@@ -89,6 +93,15 @@ def repeats_lines(comparison: Comparison) -> list[str]:
 
     sentence = repeats_sentence(comparison)
     return [sentence] if sentence else []
+
+
+def loud_note_lines(comparison: Comparison) -> list[str]:
+    """The notes a reader must see first (``_facts.is_loud``), flagged at the top.
+
+    They stay in the notes at the end too (and in JSON), where every note is listed.
+    """
+    loud = [f"! {n}" for n in comparison.notes if is_loud(n)]
+    return [*loud, ""] if loud else []
 
 
 def pin_warning_lines(comparison: Comparison) -> list[str]:
@@ -147,12 +160,6 @@ def _paired_rate(mean: float, n: int, binary_single: bool) -> str:
     return f"{fmt(mean)} (n={n})"
 
 
-def _sort_key(d: SliceDelta) -> tuple[int, float]:
-    res = d.main
-    est = res.estimate if res is not None else math.nan
-    return (1, 0.0) if not math.isfinite(est) else (0, est)
-
-
 def _pair_block(
     comparison: Comparison,
     metric: MetricResult,
@@ -168,8 +175,7 @@ def _pair_block(
         f"evaldelta compare · {b} -> {c} · metric: {_label(metric)} · by {by} · {conf} intervals",
         "",
     ]
-    arm_at = {(a.arm, a.slice): a for a in arms}
-    lines.extend(_answer_lines(pair, binary, confidence=comparison.confidence))
+    lines.extend(_answer_lines(pair, binary, confidence=comparison.confidence, arms=arms))
     if not pair.paired_available:
         lines += [
             (
@@ -183,34 +189,13 @@ def _pair_block(
             + ").",
             "",
         ]
-    has_traffic = any(d.traffic_share is not None for d in pair.slices)
-    unit = "pts" if binary else "score units"
-    lines.append(
-        f"Per slice, worst first: {c} - {b}, in {unit} "
-        f"({'paired on shared cases' if pair.paired_available else 'unpaired'})"
-    )
-    header = ["slice", "delta", f"{fmt_pct(comparison.confidence)} interval", "p (Holm)", "n", b, c]
-    if has_traffic:
-        header.append("traffic")
-    rows = [
-        _slice_cells(d, binary, single, arm_at, b, c, has_traffic)
-        for d in sorted(pair.slices, key=_sort_key)
-    ]
-    rows.append(_slice_cells(pair.overall, binary, single, arm_at, b, c, has_traffic, overall=True))
-    lines.extend(_table(header, rows, left=(0, 2)))
-    method = pair.overall.main.method if pair.overall.main is not None else ""
-    o = pair.overall
-    if o.alternative_ci is not None and o.alternative_interval:
-        name = METHOD_NAMES.get(o.alternative_interval, o.alternative_interval)
-        method += (
-            f"; {name} interval for contrast: "
-            f"{fmt_ci(o.alternative_ci.low, o.alternative_ci.high, binary)}"
-        )
-    lines.append(f"  (all cases: {method}; p in the slice rows is Holm-adjusted across slices)")
-    lines.append("")
-    lines.extend(_standardized_lines(pair, binary, b, c))
+    alpha = 1.0 - comparison.confidence
+    lines.extend(_slice_section(comparison, pair, arms, binary, single))
+    only = one_slice(pair)
+    if only is None:
+        lines.extend(_standardized_lines(pair, binary, b, c))
     lines.extend(_pooled_lines(pair, metric, arms, b, c))
-    lines.extend(_evidence_lines(pair, single, binary, b, c))
+    lines.extend(_evidence_lines(pair, single, binary, b, c, alpha))
     lines.extend(_coverage_lines(pair))
     lines.extend(_arm_lines(arms, (b, c), single, conf, binary))
     if pair.cost is not None:
@@ -221,6 +206,51 @@ def _pair_block(
             f"ratio {c}/{b} {fmt(cost.ratio, 2)}"
         )
     return lines
+
+
+def _slice_section(
+    comparison: Comparison,
+    pair: PairComparison,
+    arms: tuple[ArmSlice, ...],
+    binary: bool,
+    single: bool,
+) -> list[str]:
+    """The per-slice table in the one order, stated; one slice: the all-cases row alone."""
+    b, c = pair.baseline, pair.candidate
+    arm_at = {(a.arm, a.slice): a for a in arms}
+    has_traffic = any(d.traffic_share is not None for d in pair.slices)
+    unit = "pts" if binary else "score units"
+    how = "paired on shared cases" if pair.paired_available else "unpaired"
+    order = ordered_slices(pair, arms)
+    only = one_slice(pair)
+    if only is None:
+        lines = [f"Per slice, worst first: {c} - {b}, in {unit} ({how})"]
+        lines.append(f"  (order, {order.rule(pair.paired_available)})")
+    else:
+        lines = [f"All cases: {c} - {b}, in {unit} ({how})", f"  ({one_slice_sentence(only)})"]
+    p_head = "p (Holm)" if only is None else "p"
+    header = ["slice", "delta", f"{fmt_pct(comparison.confidence)} interval", p_head, "n", b, c]
+    if has_traffic:
+        header.append("traffic")
+    alpha = 1.0 - comparison.confidence
+    shown = order.slices if only is None else ()
+    rows = [_slice_cells(d, binary, single, arm_at, b, c, has_traffic, alpha=alpha) for d in shown]
+    rows.append(
+        _slice_cells(
+            pair.overall, binary, single, arm_at, b, c, has_traffic, overall=True, alpha=alpha
+        )
+    )
+    lines.extend(_table(header, rows, left=(0, 2)))
+    method = pair.overall.main.method if pair.overall.main is not None else ""
+    o = pair.overall
+    if o.alternative_ci is not None and o.alternative_interval:
+        name = METHOD_NAMES.get(o.alternative_interval, o.alternative_interval)
+        method += (
+            f"; {name} interval for contrast: "
+            f"{fmt_ci(o.alternative_ci.low, o.alternative_ci.high, binary)}"
+        )
+    holm = "" if only is not None else "; p in the slice rows is Holm-adjusted across slices"
+    return [*lines, f"  (all cases: {method}{holm})", ""]
 
 
 def _arm_lines(
@@ -237,7 +267,13 @@ def _arm_lines(
         method = "Wilson at the effective n of the repeats"
     else:
         method = "t on case means"
-    lines = ["", f"Per arm and slice, each on its own cases ({conf} intervals: {method}):"]
+    # one slice: its rows would repeat the all-cases rows (issue 24.1)
+    if len({a.slice for a in arms if a.slice != ALL_CASES}) == 1:
+        arms = tuple(a for a in arms if a.slice == ALL_CASES)
+        head = f"Per arm, each on its own cases ({conf} intervals: {method}):"
+    else:
+        head = f"Per arm and slice, each on its own cases ({conf} intervals: {method}):"
+    lines = ["", head]
     header = ["arm", "slice", "cases", "attempts", "reviewed", "unlabeled", "rate/mean", "interval"]
     has_traffic = any(a.traffic_share is not None for a in arms)
     has_cluster = any(a.clustered_se is not None for a in arms)
@@ -277,10 +313,12 @@ def _answer_lines(
     binary: bool,
     name: Callable[[str], str] = _same,
     confidence: float = 0.95,
+    arms: Sequence[ArmSlice] = (),
 ) -> list[str]:
     """One or two sentences that answer the question before any table (higher = better).
 
-    ``name`` escapes every name from the data for the caller's format (Markdown).
+    ``name`` escapes every name from the data for the caller's format (Markdown). The worst
+    slice named is the first of the tables' own order (:func:`ordered_slices`).
     """
     b, c = name(pair.baseline), name(pair.candidate)
     out = []
@@ -301,10 +339,11 @@ def _answer_lines(
                 "the interval contains both a gain and a loss."
             )
     alpha = 1.0 - confidence
-    finite = [d for d in pair.slices if d.main is not None and math.isfinite(d.main.ci.high)]
+    order = ordered_slices(pair, arms).slices
+    finite = [d for d in order if d.main is not None and math.isfinite(d.main.ci.high)]
     below = [d for d in finite if d.main is not None and d.main.ci.high < 0]
-    moved = sorted((d for d in finite if direction(d, alpha) == "worse"), key=_sort_key)
-    shown = moved or sorted(below, key=_sort_key)
+    moved = [d for d in finite if direction(d, alpha) == "worse"]
+    shown = moved or below
     if shown and shown[0].main is not None:
         d, worst_res = shown[0], shown[0].main
         share = f", {fmt_pct(d.traffic_share)} of traffic" if d.traffic_share else ""
@@ -347,6 +386,7 @@ def _slice_cells(
     has_traffic: bool,
     *,
     overall: bool = False,
+    alpha: float | None = None,
 ) -> list[str]:
     res = d.main
     name = "all cases" if overall else d.slice
@@ -355,7 +395,7 @@ def _slice_cells(
     else:
         diff = fmt_delta(res.estimate, binary)
         ci = fmt_ci(res.ci.low, res.ci.high, binary) + rests_on(d, binary and not single)
-        p = fmt_p(res.pvalue if overall else d.pvalue_holm)
+        p = fmt_p(res.pvalue if overall else d.pvalue_holm, alpha)
     n = f"{d.n_pairs} pair{'s' if d.n_pairs != 1 else ''}" if d.n_pairs else ""
     cells = [
         name,
@@ -479,90 +519,6 @@ def _largest_mix_gap(pair: PairComparison, arms: tuple[ArmSlice, ...]) -> str:
     s = max(gaps, key=lambda k: abs(gaps[k]))
     share_b, share_c = fmt_pct(nb.get(s, 0) / tb), fmt_pct(nc.get(s, 0) / tc)
     return f"{s} is {share_b} of {b}'s cases and {share_c} of {c}'s"
-
-
-def _evidence_lines(pair: PairComparison, single: bool, binary: bool, b: str, c: str) -> list[str]:
-    o = pair.overall
-    lines = []
-    if pair.paired_available and o.paired is not None:
-        if single and o.table is not None:
-            t = o.table
-            lines.append(
-                f"The evidence is {_cases(t.only_baseline + t.only_candidate)}, not {o.n_pairs}:"
-            )
-            lines.append(
-                f"  both pass {t.both_pass} · both fail {t.both_fail} · only {b} passes "
-                f"{t.only_baseline} · only {c} passes {t.only_candidate}"
-            )
-            lines.append(
-                f"  informative pairs {o.informative}/{o.n_pairs} ({fmt_pct(o.informative_share)})"
-                f" · exact McNemar p = {fmt_p(o.paired.pvalue)}"
-            )
-        else:
-            lines.append(
-                f"Paired: mean per-case delta {fmt_signed(o.paired.estimate, 4)}, "
-                f"SE {fmt(o.paired.se, 4)}, t = {fmt(o.paired.statistic, 1)}, "
-                f"p = {fmt_p(o.paired.pvalue)}"
-            )
-            lines.append(
-                f"  informative pairs (delta not zero) {o.informative}/{o.n_pairs} "
-                f"({fmt_pct(o.informative_share)}); the rest cancel out of the difference"
-            )
-        if o.clustered_se is not None and o.clustered_ci is not None:
-            lines.append(
-                f"  clustered SE (Miller 2024) {fmt(o.clustered_se, 4)} -> "
-                f"{fmt_ci(o.clustered_ci.low, o.clustered_ci.high, binary)}"
-            )
-        if o.unpaired is not None:
-            lines.append(
-                f"Unpaired view, for contrast only: {fmt_delta(o.unpaired.estimate, binary)} "
-                f"{fmt_ci(o.unpaired.ci.low, o.unpaired.ci.high, binary)} "
-                f"(Welch, SE {fmt(o.unpaired.se, 4)} vs paired SE {fmt(o.paired.se, 4)})"
-            )
-        if pair.discordant:
-            shown = ", ".join(
-                f"{m.case_id} ({fmt_signed(m.delta, 2)})" for m in pair.discordant[:8]
-            )
-            more = pair.discordant_total - min(8, len(pair.discordant))
-            lines.append(
-                f"Cases that moved ({pair.discordant_total}): {shown}"
-                + (f", and {more} more (JSON lists up to the limit)" if more > 0 else "")
-            )
-    else:
-        lower = [d for d in pair.slices if d.main is not None and d.main.estimate < 0]
-        higher = [d for d in pair.slices if d.main is not None and d.main.estimate > 0]
-
-        def excluding(ds: list[SliceDelta]) -> str:
-            names = [d.slice for d in ds if d.main is not None and _excludes_zero(d)]
-            return f" ({', '.join(names)} excludes zero on its own)" if names else ""
-
-        lines.append(
-            f"Evidence: {c} is lower on {len(lower)} of {len(pair.slices)} slices"
-            f"{excluding(lower)}; higher on {len(higher)}{excluding(higher)}."
-        )
-    return lines
-
-
-def _cases(n: int) -> str:
-    return f"{n} case" if n == 1 else f"{n} cases"
-
-
-def _excludes_zero(d: SliceDelta) -> bool:
-    res = d.main
-    return res is not None and (res.ci.high < 0 or res.ci.low > 0)
-
-
-def _coverage_lines(pair: PairComparison) -> list[str]:
-    lines = []
-    sentence, per_slice = coverage_sentence(pair), coverage_per_slice(pair)
-    if sentence is not None:
-        lines.append(sentence)
-    if per_slice is not None:
-        lines.append(f"  {per_slice}")
-    unscored = pair.overall.unscored_in_one
-    if unscored:
-        lines.append(f"Cases present in both arms but unlabeled in one: {unscored}")
-    return lines
 
 
 def _upstream_lines(comparison: Comparison) -> list[str]:

@@ -17,7 +17,7 @@ from evaldelta.gating import FAIL, INCONCLUSIVE, PASS, RuleResult, Verdict
 from evaldelta.gating._rules import NOT_RUN
 from evaldelta.model import Comparison, to_jsonable
 from evaldelta.report._escape import md_code, md_text, term_text
-from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_pct
+from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_pct, places_apart
 
 __all__ = [
     "regression_phrase",
@@ -39,25 +39,37 @@ def _sorted(verdict: Verdict) -> list[RuleResult]:
 
 
 def rule_numbers(rule: RuleResult, binary: bool) -> tuple[str, str, str, str]:
-    """The estimate, interval, bound and n of a rule, formatted for its kind."""
+    """The estimate, interval, bound and n of a rule, formatted for its kind.
+
+    The outcome hangs on these figures against the bound, so each gets the decimals it
+    needs to print unlike the bound (``1.503`` against ``<= 1.500``, never ``1.50 <= 1.50``;
+    :func:`~evaldelta.report._format.places_apart`).
+    """
     n = "" if rule.n is None else str(rule.n)
+    ends = (rule.ci.low, rule.ci.high) if rule.ci is not None else ()
+    figures = (rule.estimate, *ends)
     if rule.rule in _DELTA_RULES:
-        ci = fmt_ci(rule.ci.low, rule.ci.high, binary) if rule.ci is not None else ""
-        return fmt_delta(rule.estimate, binary), ci, fmt_delta(rule.bound, binary), n
+        scale = 100.0 if binary else 1.0
+        p = places_apart(figures, rule.bound, 1 if binary else 3, scale)
+        ci = fmt_ci(rule.ci.low, rule.ci.high, binary, p) if rule.ci is not None else ""
+        return fmt_delta(rule.estimate, binary, p), ci, fmt_delta(rule.bound, binary, p), n
     if rule.rule == "min_score":
-        ci = f"[{fmt(rule.ci.low)}, {fmt(rule.ci.high)}]" if rule.ci is not None else ""
-        return fmt(rule.estimate), ci, fmt(rule.bound), n
+        p = places_apart(figures, rule.bound, 3)
+        ci = f"[{fmt(rule.ci.low, p)}, {fmt(rule.ci.high, p)}]" if rule.ci is not None else ""
+        return fmt(rule.estimate, p), ci, fmt(rule.bound, p), n
     if rule.rule == "min_cases":
         return n, "", f">= {fmt(rule.bound, 0)}", n
     if rule.rule == "max_cost_ratio":
-        return fmt(rule.estimate, 2), "", f"<= {fmt(rule.bound, 2)}", n
+        p = places_apart(figures, rule.bound, 2)
+        return fmt(rule.estimate, p), "", f"<= {fmt(rule.bound, p)}", n
     if rule.rule == "critical":
         if rule.case_id is None:
             return "", "", "", n
         passes = "" if rule.estimate is None else f"{fmt(rule.estimate, 0)}/{n} passed"
         need = "all" if rule.bound is None else f">= {fmt(rule.bound, 0)} passes"
         return passes, "", need, n
-    return fmt(rule.estimate), "", fmt(rule.bound), n
+    p = places_apart(figures, rule.bound, 3)
+    return fmt(rule.estimate, p), "", fmt(rule.bound, p), n
 
 
 def _same(text: str) -> str:

@@ -10,12 +10,12 @@ from __future__ import annotations
 import difflib
 import math
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from evaldelta import _toml
 from evaldelta.checks._score import CheckSet, load_checks
 from evaldelta.errors import ConfigError, Location, UsageError
 from evaldelta.gating.policy import locate_keys
@@ -54,7 +54,6 @@ MODEL_KEYS = ("kind", "provider", "model", "template", "system", "user", "pins",
 CASCADE_KEYS = ("kind", "cheap", "strong", "verifier", "pins")
 CHECK_KEYS = ("regex", "python", "threshold", "checks", "judge")
 TEMPLATE_KEYS = ("system", "user", "system_file", "user_file")
-_TOML_AT = re.compile(r"^(?P<msg>.*?)\s*\(at line (?P<line>\d+), column (?P<col>\d+)\)\s*$")
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
@@ -219,24 +218,12 @@ def load_config(path: str | Path) -> RunConfig:
     p = Path(path)
     if not p.is_file():
         raise ConfigError("the run config file does not exist", Location(str(p)))
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"the run config is not UTF-8 ({exc.reason})", Location(str(p))) from None
-    return parse_config(text, str(p))
+    return parse_config(_toml.read_text(p, ConfigError, "the run config"), str(p))
 
 
 def parse_config(text: str, path: str = "<run config>") -> RunConfig:
     """Parse run config TOML; ``path`` names it in messages and anchors relative paths."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        found = _TOML_AT.match(str(exc))
-        if found is None:
-            raise ConfigError(f"not valid TOML: {exc}", Location(path)) from None
-        raise ConfigError(
-            f"not valid TOML: {found.group('msg')}", Location(path, int(found.group("line")))
-        ) from None
+    data = _toml.loads(text, path, ConfigError)
     r = _Reader(path, locate_keys(text))
     r.known(data, (), TOP_KEYS)
     score_table = r.table(data.get("score", {}), ("score",))

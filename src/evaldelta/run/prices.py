@@ -7,12 +7,12 @@ the API reports. An unknown model or missing usage gives an unknown cost (None),
 from __future__ import annotations
 
 import math
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from evaldelta import _toml
 from evaldelta.errors import ConfigError, Location
 
 __all__ = ["Price", "PriceTable"]
@@ -44,7 +44,8 @@ class PriceTable:
         if override is not None:
             if not override.is_file():
                 raise ConfigError("the prices file does not exist", Location(str(override)))
-            prices.update(_parse(override.read_text("utf-8"), str(override)))
+            text = _toml.read_text(override, ConfigError, "the prices file")
+            prices.update(_parse(text, str(override)))
             source = f"builtin+{override}"
         return cls(prices, source)
 
@@ -61,10 +62,7 @@ class PriceTable:
 
 
 def _parse(text: str, path: str) -> dict[str, Price]:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"not valid TOML: {exc}", Location(path)) from None
+    data = _toml.loads(text, path, ConfigError)
     models = data.get("models", {})
     out: dict[str, Price] = {}
     if not isinstance(models, dict):

@@ -34,7 +34,7 @@ from evaldelta.sources._values import (
     stripped,
 )
 
-__all__ = ["TableSet", "locate", "open_sources", "read_sources"]
+__all__ = ["TableSet", "close_column", "locate", "missing_column", "open_sources", "read_sources"]
 
 # Names people give the required columns: a missing column with one of these beside it
 # gets a "did you mean" (and the --columns spelling that maps it).
@@ -278,10 +278,37 @@ def _critical_flags(table: ir.Table, flags: dict[str, str]) -> dict[str, ir.Valu
     return out
 
 
+def close_column(name: str, columns: Sequence[str]) -> str | None:
+    """The column ``name`` was most likely meant to be, or None.
+
+    A usual synonym of a required column (``correct`` for ``score``), a dotted column whose
+    last part is the name (``vars.topic`` for ``topic``), the name with a suffix
+    (``case_id`` for ``case``), or a close spelling.
+    """
+    lowered = {c.lower(): c for c in columns}
+    low = name.lower()
+    close = [lowered[s] for s in _SYNONYMS.get(name, ()) if s in lowered]
+    close += [c for c in columns if c != name and c.lower().rsplit(".", 1)[-1] == low]
+    close += [c for c in columns if c.lower().startswith((f"{low}_", f"{low}."))]
+    close += difflib.get_close_matches(name, list(columns), n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
 def missing_column(
-    name: str, columns: Sequence[str], what: str, opened: Opened, field_hint: str = ""
+    name: str,
+    columns: Sequence[str],
+    what: str,
+    opened: Opened,
+    field_hint: str = "",
+    flag: str = "--columns",
 ) -> MissingColumnError:
-    """The error for a missing column, with a close name as "did you mean" when there is one."""
+    """The error for a missing column, with a close name as "did you mean" when there is one.
+
+    ``flag`` is the option that named the column, so the suggestion is the one to type:
+    ``--by slice`` for a slicing column, ``--metric score`` for a score column named with
+    ``--metric``, and for a required column (which the file may call otherwise)
+    ``--columns case_id=id``, which maps the file's own name onto ours.
+    """
     columns = [c for c in columns if c not in INTERNAL_COLUMNS]
     shown = ", ".join(columns[:30]) + (", ..." if len(columns) > 30 else "")
     if not opened.reports:  # a tidy file: say what it is when it is a harness's other file
@@ -297,11 +324,10 @@ def missing_column(
     if unscored is not None:
         return MissingColumnError(unscored, Location(str(opened.source.path)))
     hint = ""
-    lowered = {c.lower(): c for c in columns}
-    close = [lowered[s] for s in _SYNONYMS.get(name, ()) if s in lowered]
-    close += difflib.get_close_matches(name, list(columns), n=1, cutoff=0.75)
-    if close:
-        hint = f"; did you mean {close[0]!r}? (--columns {name}={close[0]})"
+    close = close_column(name, columns)
+    if close is not None:
+        typed = f"--columns {name}={close}" if flag == "--columns" else f"{flag} {close}"
+        hint = f"; did you mean {close!r}? ({typed})"
     line = 1 if opened.unit == "line" and opened.source.format in (None, "tidy", "csv") else None
     return MissingColumnError(
         f"{what} {name!r}{field_hint} is missing (columns: {shown}){hint}",
@@ -331,15 +357,22 @@ def _project(
     table = opened.table
     source = opened.source
     columns = set(table.columns)
-    required = ["case_id", *metrics]
-    if source.arm is None:
-        required.append("arm")
+    required = ["case_id"] + (["arm"] if source.arm is None else [])
     for name in required:
         if name not in columns:
             raise missing_column(name, table.columns, "required column", opened)
+    for name in metrics:  # "score" is the default's name; any other was named (--metric)
+        if name not in columns and name == "score":
+            raise missing_column(name, table.columns, "required column", opened)
+        if name not in columns:
+            raise missing_column(
+                name, table.columns, "score column", opened, " (from --metric)", "--metric"
+            )
     for name in slice_columns:
         if name not in columns and name != "slice":
-            raise missing_column(name, table.columns, "slicing column", opened, " (from --by)")
+            raise missing_column(
+                name, table.columns, "slicing column", opened, " (from --by)", "--by"
+            )
     # Names are trimmed: "a " and "a" are one arm (validate() counts how many were trimmed).
     case_raw = as_text(table.case_id)
     arm_raw = ibis.literal(source.arm) if source.arm is not None else as_text(table.arm)

@@ -134,6 +134,8 @@ def scan(con: Any, path: Path, forced: str | None = None) -> ir.Table:
     if path.stat().st_size == 0:
         raise UnreadableFileError("file is empty", Location(str(path)))
     kind = tidy_kind(path, forced)
+    if kind == "csv":
+        _check_width(path, _delimiter(path, forced))
     try:
         if kind == "csv":
             table = con.read_csv(
@@ -158,6 +160,29 @@ def scan(con: Any, path: Path, forced: str | None = None) -> ir.Table:
     if kind == "csv":
         _check_header(path, table, _delimiter(path, forced))
     return table
+
+
+def _check_width(path: Path, delimiter: str) -> None:
+    """Refuse a CSV wider than :data:`~evaldelta._limits.MAX_COLUMNS` before DuckDB reads it.
+
+    DuckDB's reader holds about 64 KB per column, so 8,000 columns pass its default 512 MB
+    buffer however few the rows; the header (its first MB) says how wide the file is.
+    """
+    import csv
+
+    from evaldelta._limits import MAX_COLUMNS
+
+    with path.open("rb") as fh:
+        head = fh.read(1 << 20).split(b"\n", 1)[0].decode("utf-8", errors="replace")
+    if head.count(delimiter) < MAX_COLUMNS:
+        return
+    width = len(next(csv.reader([head], delimiter=delimiter), []))
+    if width > MAX_COLUMNS:
+        raise UnreadableFileError(
+            f"has {width:,} columns, more than the {MAX_COLUMNS:,} evaldelta reads (the "
+            "CSV reader's buffer holds about 64 KB per column); keep the columns you compare",
+            Location(str(path), 1),
+        )
 
 
 def _csv_problem(path: Path, delimiter: str) -> tuple[int, str] | None:
@@ -232,6 +257,11 @@ def _metadata(path: Path) -> tuple[dict[str, dict[str, Any]], tuple[ImportReport
         return {}, ()
     pins: dict[str, dict[str, Any]] = {}
     reports: tuple[ImportReport, ...] = ()
+    from evaldelta._json_bounds import check_json
+
+    for key in (PIN_KEY, REPORT_KEY):  # nested past the limit: refused before json.loads
+        if key in meta:
+            check_json(meta[key], str(path))
     try:
         if PIN_KEY in meta:
             loaded = json.loads(meta[PIN_KEY])

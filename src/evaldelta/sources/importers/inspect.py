@@ -40,9 +40,9 @@ from evaldelta.sources._registry import Opened, Reader, register
 from evaldelta.sources._report import ReportBuilder
 from evaldelta.sources._rowfile import RowWriter
 from evaldelta.sources._source import ReadOptions, Source
-from evaldelta.sources.importers._common import imported
+from evaldelta.sources.importers._common import as_mapping, imported
 from evaldelta.sources.importers._inspect_samples import _SampleRows, score_value
-from evaldelta.sources.importers._json import first_line, iter_items, loads
+from evaldelta.sources.importers._json import events, first_line, iter_items, loads
 from evaldelta.sources.importers._zip import SafeZip
 
 __all__ = ["InspectReader", "score_value"]
@@ -144,7 +144,7 @@ class InspectReader(Reader):
             for log in opened_logs:
                 log.close()
         if writer.rows == 0:
-            logged = all((log.spec.get("config") or {}).get("log_samples") is False
+            logged = all(as_mapping(log.spec.get("config")).get("log_samples") is False
                          for log in opened_logs)  # fmt: skip
             raise UnreadableFileError(
                 "holds Inspect log headers without samples ("
@@ -271,14 +271,14 @@ class _Log:
         ``eval.config.epochs_reducer`` when the task or the run named some, else the
         ``reducer`` of the results' scores (None there means Inspect's default, the mean).
         """
-        config = self.spec.get("config") or {}
+        config = as_mapping(self.spec.get("config"))
         named = config.get("epochs_reducer") if isinstance(config, dict) else None
         if isinstance(named, str):
             named = [named]
         if isinstance(named, list) and named:
             return [str(n) for n in named]
         found: dict[str, None] = {}
-        for score in (self.header.get("results") or {}).get("scores") or []:
+        for score in _list(as_mapping(self.header.get("results")).get("scores")):
             if isinstance(score, dict) and score.get("reducer"):
                 found.setdefault(str(score["reducer"]), None)
         return list(found) or ["mean"]
@@ -386,11 +386,11 @@ class _Log:
 
     def expected(self) -> int | None:
         """Sample runs the log should hold: its results' total, else dataset x epochs."""
-        total = (self.header.get("results") or {}).get("total_samples")
+        total = as_mapping(self.header.get("results")).get("total_samples")
         if isinstance(total, int):
             return total
-        dataset = self.spec.get("dataset") or {}
-        config = self.spec.get("config") or {}
+        dataset = as_mapping(self.spec.get("dataset"))
+        config = as_mapping(self.spec.get("config"))
         n, epochs = dataset.get("samples"), config.get("epochs") or 1
         if isinstance(config.get("sample_id"), list):
             n = len(config["sample_id"])
@@ -405,8 +405,8 @@ class _Log:
 
     def pins(self) -> dict[str, Any]:
         spec = self.spec
-        plan = self.header.get("plan") or {}
-        steps = [s.get("solver") for s in plan.get("steps", []) if isinstance(s, dict)]
+        plan = as_mapping(self.header.get("plan"))
+        steps = [s.get("solver") for s in _list(plan.get("steps")) if isinstance(s, dict)]
         return {
             "model": self.model,
             "model_args": spec.get("model_args") or {},
@@ -420,8 +420,10 @@ class _Log:
             "plan.steps": steps,
             "plan.config": plan.get("config") or {},
             "config": spec.get("config") or {},
-            "dataset": {k: v for k, v in (spec.get("dataset") or {}).items() if k != "sample_ids"},
-            "scorers": [s.get("name") for s in spec.get("scorers") or [] if isinstance(s, dict)],
+            "dataset": {
+                k: v for k, v in as_mapping(spec.get("dataset")).items() if k != "sample_ids"
+            },
+            "scorers": [s.get("name") for s in _list(spec.get("scorers")) if isinstance(s, dict)],
         }
 
     def reported(self, arm: str, prefix_task: bool) -> dict[str, dict[str, float]]:
@@ -430,10 +432,10 @@ class _Log:
         A log reduced by several reducers reports each score once per reducer: those of
         a reducer other than the primary (:meth:`reducers`) are keyed ``name@reducer``.
         """
-        results = self.header.get("results") or {}
+        results = as_mapping(self.header.get("results"))
         out: dict[str, float] = {}
         primary = self.reducers()[0]
-        for score in results.get("scores") or []:
+        for score in _list(results.get("scores")):
             if not isinstance(score, dict):
                 continue
             name = score.get("name")
@@ -442,7 +444,7 @@ class _Log:
             reducer = score.get("reducer")
             if reducer and reducer != primary:
                 column = f"{column}@{reducer}"
-            for metric, value in (score.get("metrics") or {}).items():
+            for metric, value in as_mapping(score.get("metrics")).items():
                 number = value.get("value") if isinstance(value, dict) else None
                 if isinstance(number, int | float):
                     out[f"{column}.{metric}"] = float(number)
@@ -462,7 +464,7 @@ def _json_header(path: Path) -> dict[str, Any]:
     builder: Any = None
     try:
         with path.open("rb") as fh:
-            for prefix, event, value in ijson.parse(fh, use_float=True):
+            for prefix, event, value in events(fh, str(path)):  # bounded (issue 23)
                 if prefix == "" and event in ("map_key", "end_map"):
                     if builder is not None and key is not None:
                         header[key] = builder.value
@@ -551,3 +553,8 @@ def _reduce(epochs: list[tuple[int, float | None, Any]], reducer: Any, reduce_va
         return math.nan
     top = max(counts.values())
     return next(number[t] for t, c in counts.items() if c == top)
+
+
+def _list(value: Any) -> list[Any]:
+    """A log's value when it is a list, else an empty one (logs are not to be trusted)."""
+    return value if isinstance(value, list) else []

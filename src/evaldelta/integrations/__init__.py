@@ -1,0 +1,1 @@
+"""Integrations with other tools: the Inspect AI extension (:mod:`.inspect_hook`)."""
