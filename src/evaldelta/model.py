@@ -177,8 +177,8 @@ class Standardized:
     # interval, and each arm's rate is its rate on the shared cases (issue 24, item 5)
     same_as_overall: bool = False
     # pass/fail pairs: the discordant pairs of the used slices, and how many they are worth
-    # once weighted (the fixed-mix interval's Satterthwaite df / 2); below
-    # stats.MIN_DISCORDANT the reports say what the interval rests on
+    # once weighted (stats.effective_discordant); below stats.MIN_DISCORDANT the reports say
+    # what the interval rests on
     discordant: int | None = None
     effective_discordant: float | None = None
 

@@ -14,6 +14,7 @@ from evaldelta.stats import (
     adjusted_linear_proportions,
     bonett_price_paired,
     break_even,
+    effective_discordant,
     fixed_mix,
     paired_means_from_summary,
     paired_mix_slices,
@@ -40,14 +41,11 @@ def test_bonett_price_paired_matches_published_cavo_2012() -> None:
 def test_price_bonett_two_proportions_is_agresti_caffo() -> None:
     # with m = 2 proportions Price and Bonett (2004) add 1 success and 1 failure to each:
     # statsmodels confint_proportions_2indep(7, 20, 3, 25, method="agresti-caffo")
-    est, center, se, df, _ = adjusted_linear_proportions([(1.0, 7, 20), (-1.0, 3, 25)])
+    est, center, se, ci = adjusted_linear_proportions([(1.0, 7, 20), (-1.0, 3, 25)])
     low, high = confint_proportions_2indep(7, 20, 3, 25, method="agresti-caffo", compare="diff")
     assert est == pytest.approx(7 / 20 - 3 / 25)
-    assert (center - Z * se, center + Z * se) == pytest.approx((low, high), abs=1e-12)
-    # Welch-Satterthwaite df on the adjusted parts, n - 1 each
-    u1 = (8 / 22) * (14 / 22) / 22
-    u2 = (4 / 27) * (23 / 27) / 27
-    assert df == pytest.approx((u1 + u2) ** 2 / (u1**2 / 19 + u2**2 / 24))
+    assert (ci.low, ci.high) == pytest.approx((low, high), abs=1e-12)
+    assert center == pytest.approx(8 / 22 - 4 / 27) and se > 0
 
 
 def test_satterthwaite_df_is_welchs() -> None:
@@ -113,12 +111,28 @@ def test_standardized_paired_delta_properties() -> None:
 
 
 def test_one_slice_paired_delta_is_bonett_price_on_its_own_table() -> None:
-    # m = 1: the pseudo-counts are Bonett and Price's own (1 per discordant cell), t on
-    # 2 (b + c + 2) df around the delta itself
+    # m = 1: the pseudo-counts are Bonett and Price's own (1 per discordant cell) and the
+    # half-width is theirs: Fagerland, Lydersen and Laake (2017), R contingencytables
+    # Wald_CI_BonettPrice_paired_2x2(rbind(c(59, 6), c(16, 80))) gives -0.1195 to -0.0032,
+    # a half-width of 0.05815; the interval is centred on the observed delta -10/161
     res = standardized_paired_delta({"all": (59, 16, 6, 80)}, {"all": 1.0})
-    _, se = bonett_price_paired(16, 6, 161)
-    half = stats.t.ppf(0.975, 2 * (16 + 6 + 2)) * se
-    assert (res.ci.low, res.ci.high) == pytest.approx((-10 / 161 - half, -10 / 161 + half))
+    half = (-0.0032 - -0.1195) / 2
+    assert (res.ci.low, res.ci.high) == pytest.approx(
+        (-10 / 161 - half, -10 / 161 + half), abs=1e-4
+    )
+    assert res.df is None  # the papers' normal interval
+
+
+def test_effective_discordant_is_the_discordant_count_for_one_slice() -> None:
+    # one slice: Satterthwaite's df of a single part is that part's own, 2 (b + c + 2), so
+    # the effective count is b + c + 2 (the pseudo-counts included)
+    assert effective_discordant({"a": (50, 3, 5, 42)}, {"a": 1.0}) == pytest.approx(10.0)
+    # two equal slices at equal weights: (u + u)^2 / (2 u^2 / f) = 2 f, halved: b + c + 1 each
+    two = {"a": (50, 3, 5, 42), "b": (50, 5, 3, 42)}
+    assert effective_discordant(two, {"a": 1, "b": 1}) == pytest.approx(2 * (8 + 1))
+    # weight on one slice alone: the other's discordant pairs count for nothing
+    lopsided = effective_discordant(two, {"a": 1e-9, "b": 1.0})
+    assert lopsided == pytest.approx(8 + 1, rel=1e-6)
 
 
 def test_paired_fixed_mix_warns_on_few_discordant_pairs() -> None:
@@ -133,12 +147,15 @@ def test_standardized_rate_clean_slices_have_width() -> None:
     res = standardized_rate({"a": (0, 10), "b": (10, 10), "c": (5, 10)}, {"a": 1, "b": 1, "c": 1})
     assert res.estimate == pytest.approx(0.5)
     assert 0.0 < res.ci.low < res.ci.high < 1.0
-    assert res.center == pytest.approx(np.mean([(0 + 2 / 3) / (10 + 4 / 3), 0.5, 1 - 0.0576])
-                                       , abs=2e-3)  # fmt: skip
+    # Price and Bonett (2004), m = 3: p~ = (x + 2/3) / (n + 4/3), centre their mean,
+    # se^2 = sum (1/3)^2 p~ (1 - p~) / (n + 4/3), centre +/- z se
+    p = np.array([0 + 2 / 3, 10 + 2 / 3, 5 + 2 / 3]) / (10 + 4 / 3)
+    se = np.sqrt(np.sum(p * (1 - p) / (10 + 4 / 3)) / 9)
+    assert res.center == pytest.approx(p.mean())
+    assert (res.ci.low, res.ci.high) == pytest.approx((p.mean() - Z * se, p.mean() + Z * se))
     diff = standardized_rate_difference({"a": (3, 10)}, {"a": (6, 10)}, {"a": 1})
-    est, _, se, df, _ = adjusted_linear_proportions([(1.0, 6, 10), (-1.0, 3, 10)], 0.95)
-    assert (diff.estimate, diff.se, diff.df) == pytest.approx((est, se, df))
-    half = stats.t.ppf(0.975, df) * se  # centred on the delta itself
+    low, high = confint_proportions_2indep(6, 10, 3, 10, method="agresti-caffo", compare="diff")
+    half = (high - low) / 2  # statsmodels' Agresti-Caffo half-width, centred on the delta
     assert (diff.ci.low, diff.ci.high) == pytest.approx((0.3 - half, 0.3 + half))
 
 

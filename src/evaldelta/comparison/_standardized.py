@@ -8,14 +8,15 @@ weighted by its share of the shared cases, every slice with pairs used), ``sum_k
 *is* the all-cases paired delta, weights and all taken from the same cases, so it gets that
 delta's interval and each arm its rate on the shared cases: one estimate, one interval. A
 mix given in advance (a traffic file) holds its shares fixed even when they equal the
-sample's: its interval leaves out how slice shares vary from sample to sample (as a
-post-stratified estimate does; Kish 1965, section 12.6), the reason the reports give for
+sample's: its interval is conditional on the shares and leaves out how they vary from one
+sample of cases to the next (the conditional variance of a post-stratified estimate; Holt
+and Smith 1979, "Post stratification", JRSS A 142:33-46), the reason the reports give for
 its difference.
 
 Under any other mix a slice's standard error is neither 0 for a clean slice nor a small
 slice's score-interval half-width: pass/fail slices take pseudo-counts spread over the mix
-(Price and Bonett 2004; Bonett and Price 2012 for pairs) and the interval is t on
-Satterthwaite's df (:mod:`evaldelta.stats._fixed_mix`); graded slices (and pass/fail
+(Price and Bonett 2004; Bonett and Price 2012 for pairs) with the papers' normal interval
+(:mod:`evaldelta.stats._fixed_mix`); graded slices (and pass/fail
 repeats) take their own standard error, a slice whose values all agree (SE 0) the pooled
 within-slice SD of the mix, with t on Satterthwaite's df from ``n_k - 1``
 (:func:`evaldelta.stats.fixed_mix`).
@@ -101,9 +102,9 @@ class Standardizer:
                 )
         discordant = effective = None
         if self.binary_single and paired and delta.used_slices:
-            discordant = sum(shared[s].only_baseline + shared[s].only_candidate
-                             for s in delta.used_slices)  # fmt: skip
-            effective = stats.effective_discordant(delta)
+            used_tables = {s: _table(shared[s]) for s in delta.used_slices}
+            discordant = sum(t[1] + t[2] for t in used_tables.values())
+            effective = stats.effective_discordant(used_tables, dict(delta.weights))
         est = {k: v[0] for k, v in slices.items()}
         ses = {k: v[1] for k, v in slices.items()}
         fixed = delta  # the fixed-mix interval the break-even shares move (any share but today's)
@@ -156,11 +157,7 @@ class Standardizer:
             for arm in (base, cand)
         }
         if paired:
-            tables = {
-                s: (shared[s].both_pass, shared[s].only_baseline, shared[s].only_candidate,
-                    shared[s].both_fail)
-                for s in common
-            }  # fmt: skip
+            tables = {s: _table(shared[s]) for s in common}
             delta = stats.standardized_paired_delta(tables, w, confidence=self.confidence)
             slices = stats.paired_mix_slices({s: tables[s] for s in delta.used_slices})
         else:
@@ -280,6 +277,11 @@ class Standardizer:
             z = stats.z_critical(self.confidence)
             return width / (2.0 * z) if width == width else float("nan")
         return float(est.se)
+
+
+def _table(p: PairSliceStats) -> tuple[int, int, int, int]:
+    """A slice's 2x2 table: (both pass, only baseline, only candidate, both fail)."""
+    return (p.both_pass, p.only_baseline, p.only_candidate, p.both_fail)
 
 
 @contextmanager

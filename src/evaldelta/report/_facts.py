@@ -343,9 +343,10 @@ def standardized_basis(std: Standardized) -> str:
     """How the standardized delta's interval was made, in a parenthesis's words."""
     if std.same_as_overall:
         return "the pairs' own mix: the all-cases paired delta, with its interval"
-    if std.delta_basis != "paired":
-        return "unpaired: sum of w_k x slice delta, each slice's SE, t on Satterthwaite df"
-    return "paired: sum of w_k x slice delta, each slice's SE, t on Satterthwaite df"
+    how = "paired" if std.delta_basis == "paired" else "unpaired"
+    if std.mix_df is None:  # pass/fail: pseudo-counts per slice, the normal interval
+        return f"{how}: sum of w_k x slice delta, each slice's SE with pseudo-counts"
+    return f"{how}: sum of w_k x slice delta, each slice's SE, t on Satterthwaite df"
 
 
 def interval_difference(

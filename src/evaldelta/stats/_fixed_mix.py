@@ -18,20 +18,24 @@ adjusted interval however many slices the mix has:
   Behavioral Statistics 37:479-488, add 1 to each discordant cell and 2 to ``n``; spread
   over ``m`` slices as Price and Bonett spread theirs, ``1/m`` and ``2/m`` per slice.
   Fagerland, Lydersen and Laake (2014, Statistics in Medicine 33:2850-2875) recommend the
-  Bonett-Price interval for a single paired table. The interval is centred on the delta
-  itself (the break-even shares of the report are computed on the same centre).
+  Bonett-Price interval for a single paired table.
 
-The critical value is Student t on Satterthwaite's (1946, "An approximate distribution of
-estimates of variance components", Biometrics Bulletin 2:110-114) degrees of freedom
-``(sum_k u_k)^2 / sum_k u_k^2 / f_k`` with ``u_k = w_k^2 v_k``: a slice dominated by few
-cases widens the interval. For a rate ``f_k = n_k - 1``. For a paired delta the variance
-of slice ``k`` is, to first order, a Poisson count of its discordant pairs ``D_k`` over
-``n_k^2``, whose relative variance ``1 / E D_k`` is that of a variance estimate on
-``f_k = 2 E D_k`` degrees of freedom (a chi-square on ``f`` has relative variance
-``2 / f``); ``D_k`` is estimated with its pseudo-count. ``df / 2`` is then the effective
-number of discordant pairs the delta rests on; below ``MIN_DISCORDANT`` (or with fewer
-discordant pairs than that in all) it warns, as Newcombe's paired interval does (coverage
-in docs/calibration.md).
+The critical value is the normal quantile, as in both papers: Student t on a
+Satterthwaite df (with a df of ``2 (b_k + c_k)`` per paired slice) was measured too and
+over-covered (0.98 on the small, weakly discordant mixes of docs/calibration.md), the power
+the pseudo-counts had already paid for. A delta's interval (paired, or unpaired over the
+``2m`` proportions) is centred on the observed delta, the centre the report's break-even
+shares move; a standardized rate's on Price and Bonett's adjusted combination.
+
+How many discordant pairs a paired fixed-mix delta rests on once weighted
+(:func:`effective_discordant`): the variance of slice ``k`` is, to first order, a Poisson
+count of its discordant pairs ``D_k`` over ``n_k^2``, whose relative variance ``1 / E D_k``
+is that of a variance estimate on ``f_k = 2 E D_k`` degrees of freedom (a chi-square on
+``f`` has relative variance ``2 / f``); Satterthwaite's (1946, Biometrics Bulletin
+2:110-114) df of the weighted sum, halved, is then the effective number of discordant pairs
+(``D_k`` estimated with its pseudo-count). Below ``MIN_DISCORDANT``, or with fewer
+discordant pairs than that in all, the delta warns, as Newcombe's paired interval does
+(coverage in docs/calibration.md).
 """
 
 from __future__ import annotations
@@ -40,14 +44,14 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 
-from evaldelta.stats._means import t_critical
+from evaldelta.stats._proportions import z_critical
 from evaldelta.stats._results import (
     ConfidenceInterval,
     FixedMix,
     FrozenDict,
     ReliabilityWarning,
 )
-from evaldelta.stats._standardize import _check_weights, _is_finite
+from evaldelta.stats._standardize import _check_weights
 from evaldelta.stats._thresholds import MIN_DISCORDANT
 from evaldelta.stats._validate import check_confidence, check_count, check_nonnegative
 
@@ -99,24 +103,22 @@ def adjusted_linear_proportions(
     terms: Sequence[tuple[float, float, int]],
     confidence: float = 0.95,
     bounds: tuple[float, float] | None = None,
-) -> tuple[float, float, float, float, ConfidenceInterval]:
+) -> tuple[float, float, float, ConfidenceInterval]:
     """A linear function ``sum_i c_i p_i`` of independent proportions, Price-Bonett adjusted.
 
     ``terms`` are ``(coefficient, successes, n)`` with ``n > 0``. Method: Price and Bonett
     (2004): with ``m`` terms, ``p~_i = (x_i + 2/m) / (n_i + 4/m)``, centre
-    ``sum c_i p~_i`` and ``se^2 = sum c_i^2 p~_i (1 - p~_i) / (n_i + 4/m)``; the critical
-    value is t on Satterthwaite's df with ``n_i - 1`` per term (:func:`satterthwaite_df`,
-    the normal quantile when ``df`` is infinite). Returns ``(estimate, centre, se, df,
-    interval)``; ``estimate`` is ``sum c_i x_i / n_i``, unadjusted. ``bounds`` clips the
+    ``sum c_i p~_i``, ``se^2 = sum c_i^2 p~_i (1 - p~_i) / (n_i + 4/m)`` and the interval
+    ``centre +/- z se`` (with two terms ``+1, -1`` it is Agresti and Caffo's, statsmodels'
+    ``confint_proportions_2indep(method="agresti-caffo")``). Returns ``(estimate, centre,
+    se, interval)``; ``estimate`` is ``sum c_i x_i / n_i``, unadjusted. ``bounds`` clips the
     interval to the parameter's range.
     """
     conf = check_confidence(confidence)
     if not terms:
         raise ValueError("terms must hold at least one (coefficient, successes, n).")
     m = len(terms)
-    estimate = center = 0.0
-    parts: list[float] = []
-    dfs: list[float] = []
+    estimate = center = variance = 0.0
     for i, (coef, x, n) in enumerate(terms):
         n = check_count(f"terms[{i}] n", n)
         x = check_nonnegative(f"terms[{i}] successes", x)
@@ -125,15 +127,13 @@ def adjusted_linear_proportions(
         p = (x + 2.0 / m) / (n + 4.0 / m)
         estimate += coef * x / n
         center += coef * p
-        parts.append(coef * coef * p * (1.0 - p) / (n + 4.0 / m))
-        dfs.append(float(max(n - 1, 1)))
-    se = math.sqrt(sum(parts))
-    df = satterthwaite_df(parts, dfs)
-    half = t_critical(conf, df) * se
+        variance += coef * coef * p * (1.0 - p) / (n + 4.0 / m)
+    se = math.sqrt(variance)
+    half = z_critical(conf) * se
     low, high = center - half, center + half
     if bounds is not None:
         low, high = max(low, bounds[0]), min(high, bounds[1])
-    return estimate, center, se, df, ConfidenceInterval(low, high)
+    return estimate, center, se, ConfidenceInterval(low, high)
 
 
 def bonett_price_paired(
@@ -186,17 +186,17 @@ def standardized_rate(
     total_w = sum(checked.values())
     present = {k: int(v[1]) for k, v in counts.items()}
     used, dropped = _used(checked, present)
-    method = "direct standardization (Price-Bonett 2004 adjusted, t on Satterthwaite df)"
+    method = "direct standardization (Price-Bonett 2004 adjusted)"
     dropped_weight = sum(checked[k] for k in dropped) / total_w
     if not used:
         return _empty(method, dropped, dropped_weight)
     used_total = sum(checked[k] for k in used)
     norm = {k: checked[k] / used_total for k in used}
     terms = [(norm[k], float(counts[k][0]), int(counts[k][1])) for k in used]
-    est, center, se, df, ci = adjusted_linear_proportions(terms, confidence, (0.0, 1.0))
+    est, center, se, ci = adjusted_linear_proportions(terms, confidence, (0.0, 1.0))
     return FixedMix(
         est, se, ci, FrozenDict(norm), tuple(used), tuple(dropped), dropped_weight, method,
-        df=df, center=center,
+        center=center,
     )  # fmt: skip
 
 
@@ -205,18 +205,18 @@ def standardized_rate_difference(
 ) -> FixedMix:
     """Candidate minus baseline standardized rate, arms on independent cases (unpaired).
 
-    Method: the standard error and df of :func:`adjusted_linear_proportions` on the ``2m``
+    Method: the standard error of :func:`adjusted_linear_proportions` on the ``2m``
     proportions with coefficients ``+w_k`` (candidate) and ``-w_k`` (baseline), Price and
-    Bonett's (2004) own setting; the interval is centred on the delta itself, as the paired
-    one is (the break-even shares move the same centre), and clipped to [-1, 1]. A slice is
-    used when both arms have cases in it.
+    Bonett's (2004) own setting; the interval ``delta +/- z se`` is centred on the delta
+    itself, as the paired one is (the break-even shares move the same centre), and clipped
+    to [-1, 1]. A slice is used when both arms have cases in it.
     """
     checked = _check_weights(weights)
     total_w = sum(checked.values())
     present = {k: min(int(baseline.get(k, (0, 0))[1]), int(candidate.get(k, (0, 0))[1]))
                for k in set(baseline) | set(candidate)}  # fmt: skip
     used, dropped = _used(checked, present)
-    method = "direct standardization, unpaired (Price-Bonett 2004 adjusted, t on Satterthwaite df)"
+    method = "direct standardization, unpaired (Price-Bonett 2004 adjusted)"
     dropped_weight = sum(checked[k] for k in dropped) / total_w
     if not used:
         return _empty(method, dropped, dropped_weight)
@@ -224,13 +224,12 @@ def standardized_rate_difference(
     norm = {k: checked[k] / used_total for k in used}
     terms = [(norm[k], float(candidate[k][0]), int(candidate[k][1])) for k in used]
     terms += [(-norm[k], float(baseline[k][0]), int(baseline[k][1])) for k in used]
-    est, _, se, df, _ = adjusted_linear_proportions(terms, confidence, (-1.0, 1.0))
-    half = t_critical(check_confidence(confidence), df) * se
+    est, _, se, _ = adjusted_linear_proportions(terms, confidence, (-1.0, 1.0))
+    half = z_critical(check_confidence(confidence)) * se
     ci = ConfidenceInterval(max(-1.0, est - half), min(1.0, est + half))
     return FixedMix(
-        est, se, ci, FrozenDict(norm), tuple(used), tuple(dropped), dropped_weight, method,
-        df=df,
-    )  # fmt: skip
+        est, se, ci, FrozenDict(norm), tuple(used), tuple(dropped), dropped_weight, method
+    )
 
 
 def standardized_paired_delta(
@@ -241,10 +240,10 @@ def standardized_paired_delta(
     ``tables`` is ``{slice: (both_pass, only_baseline, only_candidate, both_fail)}``.
     Method (module docstring): each slice's standard error is Bonett and Price's (2012) with
     ``1/m`` added to each discordant cell (:func:`bonett_price_paired`), the interval
-    ``delta +/- t_df sqrt(sum_k w_k^2 se_k^2)`` with Satterthwaite's df counting ``2 (b_k +
-    c_k + 2/m)`` per slice, clipped to [-1, 1]. When the discordant pairs of the used
-    slices, or ``df / 2`` (their effective number once weighted), are fewer than
-    ``MIN_DISCORDANT`` a ReliabilityWarning says so, as :func:`paired_proportions` does.
+    ``delta +/- z sqrt(sum_k w_k^2 se_k^2)``, clipped to [-1, 1]. When the discordant pairs
+    of the used slices, or their effective number once weighted
+    (:func:`effective_discordant`), are fewer than ``MIN_DISCORDANT`` a ReliabilityWarning
+    says so, as :func:`paired_proportions` does.
     """
     conf = check_confidence(confidence)
     checked = _check_weights(weights)
@@ -255,7 +254,7 @@ def standardized_paired_delta(
         cells[name] = (a, b, c, d)
     present = {k: sum(v) for k, v in cells.items()}
     used, dropped = _used(checked, present)
-    method = "direct standardization, paired (Bonett-Price 2012 adjusted, t on Satterthwaite df)"
+    method = "direct standardization, paired (Bonett-Price 2012 adjusted)"
     dropped_weight = sum(checked[k] for k in dropped) / total_w
     if not used:
         return _empty(method, dropped, dropped_weight)
@@ -263,32 +262,30 @@ def standardized_paired_delta(
     norm = {k: checked[k] / used_total for k in used}
     slices = paired_mix_slices({k: cells[k] for k in used})
     estimate = sum(norm[k] * slices[k][0] for k in used)
-    parts = [(norm[k] * slices[k][1]) ** 2 for k in used]
-    dfs = [slices[k][2] for k in used]
-    se = math.sqrt(sum(parts))
-    df = satterthwaite_df(parts, dfs)
+    se = math.sqrt(sum((norm[k] * slices[k][1]) ** 2 for k in used))
     discordant = sum(cells[k][1] + cells[k][2] for k in used)
-    if min(df / 2.0, discordant) < MIN_DISCORDANT:
+    worth = _effective(slices, norm)
+    if min(worth, discordant) < MIN_DISCORDANT:
         warnings.warn(
             f"the fixed-mix paired delta rests on {discordant} discordant pairs, about "
-            f"{df / 2.0:.1f} once weighted (fewer than {MIN_DISCORDANT}): its interval's "
+            f"{worth:.1f} once weighted (fewer than {MIN_DISCORDANT}): its interval's "
             "coverage is not assured there (docs/calibration.md)",
             ReliabilityWarning,
             stacklevel=2,
         )
-    half = t_critical(conf, df) * se
+    half = z_critical(conf) * se
     ci = ConfidenceInterval(max(-1.0, estimate - half), min(1.0, estimate + half))
     return FixedMix(
-        estimate, se, ci, FrozenDict(norm), tuple(used), tuple(dropped), dropped_weight, method,
-        df=df,
-    )  # fmt: skip
+        estimate, se, ci, FrozenDict(norm), tuple(used), tuple(dropped), dropped_weight, method
+    )
 
 
 def paired_mix_slices(tables: Tables) -> dict[str, tuple[float, float, float]]:
-    """Each slice of a paired fixed mix: ``(delta, se, df)`` as :func:`standardized_paired_delta`.
+    """Each slice of a paired fixed mix: ``(delta, se, f)`` as :func:`standardized_paired_delta`.
 
     ``tables`` holds the ``m`` used slices' 2x2 tables; ``se`` is Bonett and Price's with
-    ``1/m`` per discordant cell and ``df = 2 (b + c + 2/m)`` (module docstring).
+    ``1/m`` per discordant cell and ``f = 2 (b + c + 2/m)`` the df its variance is worth
+    (module docstring), which :func:`effective_discordant` combines.
     """
     m = len(tables)
     out = {}
@@ -304,7 +301,8 @@ def rate_mix_slices(
     """Each slice of an unpaired fixed-mix difference: ``(delta, se, df)``, Price-Bonett.
 
     ``se`` is the standard error of ``p~_c - p~_b`` with ``2/(2m)`` successes and ``4/(2m)``
-    trials added to each of the ``2m`` proportions, ``df`` Welch's for the two.
+    trials added to each of the ``2m`` proportions, ``df`` Welch's for the two (reported,
+    not used by the normal interval).
     """
     m = 2 * len(used)
     out = {}
@@ -319,6 +317,21 @@ def rate_mix_slices(
     return out
 
 
-def effective_discordant(fm: FixedMix) -> float:
-    """The effective number of discordant pairs a paired fixed-mix delta rests on (df / 2)."""
-    return fm.df / 2.0 if fm.df is not None and _is_finite(fm.df) else math.inf
+def _effective(
+    slices: Mapping[str, tuple[float, float, float]], norm: Mapping[str, float]
+) -> float:
+    parts = [(norm[k] * slices[k][1]) ** 2 for k in norm]
+    return satterthwaite_df(parts, [slices[k][2] for k in norm]) / 2.0
+
+
+def effective_discordant(tables: Tables, weights: Mapping[str, float]) -> float:
+    """The discordant pairs a paired fixed-mix delta is worth once weighted.
+
+    Satterthwaite's (1946) df of ``sum_k w_k^2 se_k^2`` with ``2 (b_k + c_k + 2/m)`` per
+    slice (:func:`paired_mix_slices`), halved (module docstring); ``inf`` with no variance.
+    ``tables`` are the used slices', ``weights`` over them (renormalized here).
+    """
+    checked = _check_weights(weights)
+    total = sum(checked[k] for k in tables)
+    norm = {k: checked[k] / total for k in tables}
+    return _effective(paired_mix_slices(tables), norm)

@@ -88,10 +88,11 @@ def _warn_few_discordant(discordant: int) -> None:
     """Warn when Newcombe's paired interval rests on fewer than ``MIN_DISCORDANT`` pairs.
 
     When the discordant pairs all go one way it covers 0.893 at 40 pairs and 5% discordance
-    and 0.885 at 100 pairs and 2% (exact, docs/calibration.md, one-way grid); with 5 or
-    more discordant pairs it holds at 0.93 there. Tango's (1998) score interval, the other
-    one Fagerland, Lydersen and Laake (2014) recommend, was measured on the same grid and
-    falls to 0.928 (one-sided misses of 5% at 200 pairs and 2%), so it was not adopted.
+    and 0.885 at 100 pairs and 2% (exact: every table enumerated with its multinomial
+    probability; docs/calibration.md, one-way grid); on the tables with 5 or more discordant
+    pairs it covers at least 0.945 on that grid. Issue 24 (item 12) offered a warning or
+    another interval (Tango's 1998 score interval, a mid-p exact conditional one); the
+    warning keeps the interval Fagerland, Lydersen and Laake (2014) rank among the best.
     """
     if discordant < MIN_DISCORDANT:
         warnings.warn(
