@@ -105,7 +105,7 @@ class SlicingBuilder:
         label = ALL_CASES if a.slice == ALL else a.slice
         with self.notes.capture(f"{self.metric}, arm {a.arm}, slice {label}"):
             est = self._estimate(a)
-            cse, cci = self._clustered(a.clusters, a.scores.sumsq)
+            cse, cci = self._clustered(a.clusters, a.scores.sumsq, rate=self.binary)
         return ArmSlice(
             arm=a.arm,
             slice=label,
@@ -124,14 +124,17 @@ class SlicingBuilder:
         )
 
     def _clustered(
-        self, clusters: tuple[tuple[int, float], ...] | None, sumsq: float
+        self, clusters: tuple[tuple[int, float], ...] | None, sumsq: float, rate: bool = False
     ) -> tuple[float | None, stats.ConfidenceInterval | None]:
-        """CR2 clustered SE and its t interval on Bell-McCaffrey df (Imbens and Kolesar 2016)."""
+        """CR2 clustered SE and its t interval on Bell-McCaffrey df (Imbens and Kolesar 2016).
+
+        A pass rate (``rate``) takes Korn and Graubard's interval on the same variance, which
+        stays in [0, 1] and holds near 0 and 1 (:func:`evaldelta.stats.clustered_proportion`).
+        """
         if not clusters:
             return None, None
-        est = stats.clustered_mean(
-            [c[0] for c in clusters], [c[1] for c in clusters], sumsq, self.confidence
-        )
+        make = stats.clustered_proportion if rate else stats.clustered_mean
+        est = make([c[0] for c in clusters], [c[1] for c in clusters], sumsq, self.confidence)
         return est.se, est.ci
 
     # -- per pair -------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from evaldelta._lazy import lazy_names
 if TYPE_CHECKING:  # the names, for type checkers; at run time each loads on first use
     from evaldelta.stats._cluster import (
         clustered_mean,
+        clustered_proportion,
         clustered_se,
         clustered_se_from_summary,
     )
@@ -123,6 +124,7 @@ _WHERE = {
     "UnpairedResult": "evaldelta.stats._results",
     "WALD_MIN_PAIRS": "evaldelta.stats._thresholds",
     "clustered_mean": "evaldelta.stats._cluster",
+    "clustered_proportion": "evaldelta.stats._cluster",
     "clustered_se": "evaldelta.stats._cluster",
     "clustered_se_from_summary": "evaldelta.stats._cluster",
     "fail_pvalue": "evaldelta.stats._inference",
@@ -185,6 +187,7 @@ __all__ = [
     "bonett_price_paired",
     "break_even",
     "clustered_mean",
+    "clustered_proportion",
     "clustered_se",
     "clustered_se_from_summary",
     "criterion_asymmetry",
