@@ -1,4 +1,5 @@
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -153,7 +154,8 @@ def test_clustered_proportion_equal_sizes_is_korn_graubard_on_cr1() -> None:
     fit = sm.OLS(y, np.ones(y.size)).fit(cov_type="cluster", cov_kwds={"groups": groups})
     assert y.mean() * (1 - y.mean()) / float(fit.bse[0]) ** 2 < y.size  # n* below n: no cap
     sums = [float(y[groups == c].sum()) for c in range(24)]
-    est = es.clustered_proportion([6] * 24, sums, float(y.sum()), confidence=0.95)
+    with pytest.warns(es.ReliabilityWarning, match="fewer than 50 clusters"):
+        est = es.clustered_proportion([6] * 24, sums, float(y.sum()), confidence=0.95)
     low, high = _korn_graubard(y, groups, 23.0, float(fit.bse[0]) ** 2)
     assert (est.ci.low, est.ci.high) == pytest.approx((low, high), rel=1e-9)
     assert est.estimate == pytest.approx(y.mean()) and est.df == pytest.approx(23.0)
@@ -161,7 +163,8 @@ def test_clustered_proportion_equal_sizes_is_korn_graubard_on_cr1() -> None:
     # clusters that vary less than independent cases would (n* above n): n* is capped at n,
     # where svyciprop is not, so the interval is that of n independent cases
     sums = [4.0, 4.0, 4.0, 3.0, 5.0, 4.0] * 4
-    est = es.clustered_proportion([6] * 24, sums, sum(sums))
+    with pytest.warns(es.ReliabilityWarning, match="fewer than 50 clusters"):
+        est = es.clustered_proportion([6] * 24, sums, sum(sums))
     fit = sm.OLS(
         np.concatenate([[1.0] * int(k) + [0.0] * (6 - int(k)) for k in sums]), np.ones(144)
     ).fit(cov_type="cluster", cov_kwds={"groups": groups})
@@ -179,7 +182,8 @@ def test_clustered_proportion_unequal_sizes_takes_cr2_and_bell_mccaffrey_df() ->
     y = (rng.random(groups.size) < q[groups]).astype(float)
     variance, df = _cr2_from_definition(y, groups)
     sums = [float(y[groups == c].sum()) for c in range(len(sizes))]
-    est = es.clustered_proportion(sizes, sums, float(y.sum()))
+    with pytest.warns(es.ReliabilityWarning, match="fewer than 50 clusters"):
+        est = es.clustered_proportion(sizes, sums, float(y.sum()))
     low, high = _korn_graubard(y, groups, df, variance)
     assert (est.ci.low, est.ci.high) == pytest.approx((low, high), rel=1e-9)
     assert est.se == pytest.approx(math.sqrt(variance), rel=1e-9)
@@ -192,6 +196,11 @@ def test_clustered_proportion_at_the_edges() -> None:
     # n.eff, 1), the upper 1
     with pytest.warns(es.ReliabilityWarning, match="Only 12 clusters"):
         est = es.clustered_proportion([5] * 12, [5.0] * 12, 60.0)
+    with pytest.warns(es.ReliabilityWarning, match="fewer than 50 clusters"):
+        es.clustered_proportion([5] * 20, [4.0] * 20, 80.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # 50 clusters of a mild rate: nothing to say
+        es.clustered_proportion([5] * 50, [4.0, 3.0] * 25, 175.0)
     n_eff = 60 * (stats.t.ppf(0.975, 59) / stats.t.ppf(0.975, 11)) ** 2
     assert est.ci.high == 1.0
     assert est.ci.low == pytest.approx(stats.beta.ppf(0.025, n_eff, 1.0), rel=1e-9)

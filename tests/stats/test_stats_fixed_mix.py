@@ -186,7 +186,7 @@ def test_newcombe_warns_below_five_discordant_pairs_only() -> None:
 
 
 def test_paired_t_on_pass_fail_repeats_warns_below_30_cases() -> None:
-    # issue 24, item 14: 0.92 at 20 cases on the draws with 10+ informative pairs
+    # issue 24, item 14: 0.91 at 20 cases on the draws with 10+ informative pairs
     with pytest.warns(ReliabilityWarning, match="fewer than 30 cases"):
         paired_means_from_summary(20, 0.1, 0.3, informative=14, pass_fail_repeats=True)
     with warnings.catch_warnings():

@@ -224,7 +224,7 @@ def _paired_t(
     if pass_fail_repeats and n < MIN_REPEAT_CASES:
         warnings.warn(
             f"the paired t interval on case means of pass/fail repeats rests on fewer than "
-            f"{MIN_REPEAT_CASES} cases: its coverage is not assured there (0.92 at 20 cases, "
+            f"{MIN_REPEAT_CASES} cases: its coverage is not assured there (0.91 at 20 cases, "
             "docs/calibration.md), so the slice is not decidable and a gate rule on it is "
             "inconclusive",
             ReliabilityWarning,
@@ -291,7 +291,7 @@ def paired_means_from_summary(
     ``sd_delta`` the sample standard deviation (ddof = 1) of the per-case deltas.
     ``pass_fail_repeats``: the deltas are differences of case means of repeated pass/fail
     attempts; below ``MIN_REPEAT_CASES`` (30) cases a ReliabilityWarning says the interval's
-    coverage is not assured (0.92 at 20 cases on the draws with 10 or more informative
+    coverage is not assured (0.91 at 20 cases on the draws with 10 or more informative
     pairs; docs/calibration.md).
     """
     n = check_count("n", n)
