@@ -166,9 +166,21 @@ class Standardized:
     # reader (the gate, a sensitivity plot) can move one slice's share without the data
     slice_deltas: Mapping[str, float] = field(default_factory=dict)
     slice_ses: Mapping[str, float] = field(default_factory=dict)
+    # the Satterthwaite df of the fixed-mix t interval those inputs make (None: normal), held
+    # as a share moves (stats.break_even, stats.share_sweep)
+    mix_df: float | None = None
     # "ahead" / "behind": the delta's interval lies above / below zero; "includes_zero";
     # "undefined" when the delta or its interval is not finite
     verdict: str = "undefined"
+    # the mix is the paired cases' own (every slice weighted by its share of the pairs): the
+    # standardized delta is then the all-cases paired delta and ``delta`` carries its
+    # interval, and each arm's rate is its rate on the shared cases (issue 24, item 5)
+    same_as_overall: bool = False
+    # pass/fail pairs: the discordant pairs of the used slices, and how many they are worth
+    # once weighted (stats.effective_discordant); below stats.MIN_DISCORDANT the reports say
+    # what the interval rests on
+    discordant: int | None = None
+    effective_discordant: float | None = None
 
 
 @dataclass(frozen=True)

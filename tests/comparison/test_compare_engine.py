@@ -154,6 +154,38 @@ def test_clustered_se_is_statsmodels_cr1_with_t_on_g_minus_1(tmp_path: Path):
     assert (a.clustered_ci.low, a.clustered_ci.high) == pytest.approx((low, high), rel=1e-9)
 
 
+def test_clustered_pass_rate_is_korn_graubard(tmp_path: Path):
+    # issue 24, item 16: a pass rate with clusters takes Korn and Graubard's (1998) interval,
+    # R survey::svyciprop(method = "beta"), here written with statsmodels and scipy: equal
+    # cluster sizes, so V is statsmodels' CR1 variance and df = G - 1 = 23
+    rng = np.random.default_rng(16)
+    n, g = 144, 24
+    q = rng.beta(2.7, 0.3, size=g)[np.arange(n) // 6]  # cluster rates near 0.9, icc 0.25
+    df = pd.DataFrame(
+        {
+            "case_id": np.tile([f"c{i}" for i in range(n)], 2),
+            "arm": ["a"] * n + ["b"] * n,
+            "cluster": np.tile([f"k{i // 6}" for i in range(n)], 2),
+            "score": (rng.random(2 * n) < np.tile(q, 2)).astype(int),
+        }
+    )
+    path = tmp_path / "clb.csv"
+    df.to_csv(path, index=False)
+    arms = compare([path], baseline="a").metrics[0].slicings[0].arms
+    a = next(x for x in arms if x.arm == "a" and x.slice == "(all cases)")
+    y = df[df.arm == "a"].score.to_numpy(dtype=float)
+    fit = sm.OLS(y, np.ones(n)).fit(cov_type="cluster", cov_kwds={"groups": np.arange(n) // 6})
+    p = y.mean()
+    n_eff = p * (1 - p) / float(fit.bse[0]) ** 2
+    assert n_eff < n  # the clusters cost information: no cap
+    n_eff *= (sps.t.ppf(0.025, n - 1) / sps.t.ppf(0.025, g - 1)) ** 2
+    low = sps.beta.ppf(0.025, n_eff * p, n_eff * (1 - p) + 1)
+    high = sps.beta.ppf(0.975, n_eff * p + 1, n_eff * (1 - p))
+    assert a.clustered_ci is not None
+    assert (a.clustered_ci.low, a.clustered_ci.high) == pytest.approx((low, high), rel=1e-9)
+    assert a.clustered_se == pytest.approx(float(fit.bse[0]), rel=1e-9)
+
+
 def test_cost_per_arm(tmp_path: Path):
     df = ROWS.assign(cost_usd=np.where(ROWS.arm == "a", 0.01, 0.03))
     path = tmp_path / "cost.csv"

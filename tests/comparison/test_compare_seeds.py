@@ -210,7 +210,39 @@ def test_004_fixed_mix_paired_delta_matches_hand_computation(results, seed004):
     pair = pair_of(results["004"], "cascade")
     traffic = next(s for s in pair.standardized if s.mix == "traffic")
     assert traffic.delta.estimate == pytest.approx(float((w * g.mean()).sum()))
+    # traffic004.csv's shares equal the sample's (5,000 requests drawn in proportion) but
+    # are fixed in advance: the stratified SE, within-slice variation only
+    assert not traffic.same_as_overall
     assert traffic.delta.se == pytest.approx(float(np.sqrt((w**2 * se**2).sum())))
+    # the actual mix is the sample's own: the standardized delta is the all-cases paired
+    # delta and gets its interval (issue 24, item 5): scipy.stats.ttest_rel(cascade,
+    # always_strong).confidence_interval(0.95), the seed's "-0.0286 +/- 0.0047"
+    actual = next(s for s in pair.standardized if s.mix == "actual")
+    assert actual.same_as_overall
+    ref = sps.ttest_rel(seed004.cascade, seed004.always_strong).confidence_interval(0.95)
+    assert (actual.delta.ci.low, actual.delta.ci.high) == pytest.approx((ref.low, ref.high))
+
+
+def test_004_equal_mix_is_t_on_satterthwaite_df(seed004):
+    # another mix: sum_k w_k d_k with SE sqrt(sum w_k^2 se_k^2) and Student t on the
+    # Welch-Satterthwaite df of those parts, n_k - 1 each (Satterthwaite 1946)
+    from evaldelta.comparison import compare
+
+    with data_path("seed004.csv") as path:
+        df = pd.read_csv(path)
+        result = compare([path], baseline="always_strong", candidates=["cascade"], mix="equal")
+    slices = df[df.arm == "cascade"].set_index("case_id").slice
+    d = (seed004.cascade - seed004.always_strong).rename("d").to_frame().join(slices)
+    g = d.groupby("slice").d
+    parts = (g.std(ddof=1) ** 2 / g.size()) / len(g) ** 2
+    dof = float(parts.sum() ** 2 / (parts**2 / (g.size() - 1)).sum())
+    half = sps.t.ppf(0.975, dof) * float(np.sqrt(parts.sum()))
+    std = pair_of(result, "cascade").standardized[0]
+    assert not std.same_as_overall and std.delta.df == pytest.approx(dof)
+    assert std.delta.estimate == pytest.approx(float(g.mean().mean()))
+    assert (std.delta.ci.low, std.delta.ci.high) == pytest.approx(
+        (float(g.mean().mean()) - half, float(g.mean().mean()) + half)
+    )
 
 
 def test_demo_prints_every_scenario_and_the_sample_sizes():
@@ -228,8 +260,18 @@ def test_markdown_summary_snapshot_shape(results):
     md = render_markdown(results["002"])
     lines = md.splitlines()
     assert lines[0] == "### evaldelta: `candidate` vs `incumbent` · score · by slice"
-    assert "| **all cases** | +5.0 pts | [-6.9, +17.6] | 0.625 | 40 |" in lines
+    # 4 discordant pairs: Newcombe's interval says what it rests on (issue 24, item 12)
+    assert (
+        "| **all cases** | +5.0 pts | [-6.9, +17.6] (rests on 4 discordant pairs) | 0.625 | 40 |"
+        in lines
+    )
     assert "- Informative pairs: 4/40 (10%)" in lines
+    # the actual mix is the pairs' own: the standardized delta is the all-cases one, with
+    # its interval, not [-10.1, +20.1] beside it (issue 24, item 5)
+    assert (
+        "- Standardized (actual): +5.0 pts [-6.9, +17.6] (rests on 4 discordant pairs): "
+        "interval includes zero (the pairs' own mix: the all-cases paired delta)" in lines
+    )
 
 
 def test_002_shows_the_other_interval_for_contrast(results):

@@ -24,6 +24,13 @@ from evaldelta.report.verdict import render_verdict_markdown, render_verdict_tex
 
 W = {"short_factual": 0.45, "multi_turn": 0.30, "tool_use": 0.20, "long_context": 0.05}
 D = {"short_factual": -0.07, "multi_turn": -0.04, "tool_use": -0.03, "long_context": 0.75}
+# seeds/000's counts: (v1 passed, v1 total), (v2 passed, v2 total)
+COUNTS = {
+    "short_factual": ((855, 900), (792, 900)),
+    "multi_turn": ((560, 700), (532, 700)),
+    "tool_use": ((408, 600), (390, 600)),
+    "long_context": ((10, 50), (950, 1000)),
+}
 # the other slices mixed among themselves, by hand
 A = (0.45 * -0.07 + 0.30 * -0.04 + 0.20 * -0.03) / 0.95
 MARGIN = 0.02
@@ -92,10 +99,18 @@ def test_interval_basis_break_even_solves_the_interval_crossing(seed000, run_cli
     rule = _rule(verdict, "today")
     assert rule.outcome == INCONCLUSIVE
     be = next(b for b in rule.break_even if b.slice == "long_context")
+    # each slice's SE inside the mix (issue 24, item 5): the arms share no case, so Price and
+    # Bonett (2004) add 2/m successes and 4/m trials to each of the m = 8 proportions; the
+    # interval is their normal one (scipy.stats.norm.ppf), as the share moves
+    # (stats/_sensitivity.py)
+    m = 2 * len(COUNTS)
+    adjusted = {k: [((x + 2 / m) / (n + 4 / m), n) for x, n in COUNTS[k]] for k in COUNTS}
+    parts = {k: [p * (1 - p) / (n + 4 / m) for p, n in v] for k, v in adjusted.items()}
+    ses = {k: math.sqrt(sum(v)) for k, v in parts.items()}
     z = sps.norm.ppf(0.975)
-    # each slice's SE inside the mix: its Newcombe interval's half-width over z (MOVER)
     pair = result.metrics[0].slicings[0].pairs[0]
-    ses = {d.slice: (d.main.ci.high - d.main.ci.low) / (2 * z) for d in pair.slices}
+    today = next(s for s in pair.standardized if s.mix == "today")
+    assert today.delta.df is None and today.mix_df is None
 
     def low(s: float) -> float:
         d, se = _direct(s, ses)

@@ -41,6 +41,7 @@ def test_text_shows_the_mixes_side_by_side(seed000):
 def test_markdown_has_each_mix_its_verdict_and_the_break_even(seed000):
     md = render_markdown(seed000)
     assert "- Standardized (traffic): -1.2 pts [-3.3, +0.9]: interval includes zero" in md
+    # the arms share no case: Price-Bonett slice SEs, t on Satterthwaite df (issue 24, item 5)
     assert "- Standardized (equal): +15.3 pts [+11.9, +18.6]: v2 ahead" in md
     assert f"  - break-even: {SENTENCE} (9.2% for its interval to exclude zero)" in md
 
@@ -83,9 +84,15 @@ def test_the_sweep_curve_is_the_standardized_delta_at_each_share(seed000):
     assert at_flip[1] == pytest.approx(0.0, abs=1e-9)
     # every point is stats.delta_at_share on the same inputs
     ref = stats.delta_at_share(
-        traffic.slice_deltas, traffic.slice_ses, traffic.delta.weights, "long_context", 0.5
+        traffic.slice_deltas,
+        traffic.slice_ses,
+        traffic.delta.weights,
+        "long_context",
+        0.5,
+        df=traffic.mix_df,
     )
-    assert next(c for c in lc.curve if c[0] == 0.5)[1] == pytest.approx(ref[0] * 100)
+    at_half = next(c for c in lc.curve if c[0] == 0.5)
+    assert at_half[1:] == pytest.approx(tuple(x * 100 for x in ref))
 
 
 def test_html_with_a_policy_shows_the_rule_per_mix_and_its_break_even(seed000):

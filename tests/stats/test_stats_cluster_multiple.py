@@ -1,4 +1,5 @@
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -129,6 +130,82 @@ def test_clustered_mean_warns_on_very_unequal_clusters() -> None:
     sums = [100.0] + [1.0] * 30
     with pytest.warns(es.ReliabilityWarning, match="very unequal"):
         es.clustered_mean(sizes, sums, 100.0 + 30.0)
+
+
+def _korn_graubard(y: np.ndarray, groups: np.ndarray, df: float, variance: float):  # type: ignore[no-untyped-def]
+    """R survey::svyciprop(method = "beta")'s steps, written with scipy.stats (Korn and
+    Graubard 1998): n.eff = p (1 - p) / V, times (qt(a/2, n - 1) / qt(a/2, df))^2, then
+    qbeta(a/2, n.eff p, n.eff (1 - p) + 1) and qbeta(1 - a/2, n.eff p + 1, n.eff (1 - p))."""
+    p = float(y.mean())
+    n_eff = p * (1 - p) / variance
+    n_eff *= (stats.t.ppf(0.025, y.size - 1) / stats.t.ppf(0.025, df)) ** 2
+    low = stats.beta.ppf(0.025, n_eff * p, n_eff * (1 - p) + 1)
+    high = stats.beta.ppf(0.975, n_eff * p + 1, n_eff * (1 - p))
+    return low, high
+
+
+def test_clustered_proportion_equal_sizes_is_korn_graubard_on_cr1() -> None:
+    # equal sizes: V is statsmodels' CR1 variance (the design's with-replacement variance)
+    # and df = G - 1, the inputs svyciprop takes from a one-stage cluster design
+    rng = np.random.default_rng(31)
+    groups = np.repeat(np.arange(24), 6)
+    q = rng.beta(3 * 0.8, 3 * 0.2, size=24)  # cluster rates near 0.8, icc 0.25
+    y = (rng.random(groups.size) < q[groups]).astype(float)
+    fit = sm.OLS(y, np.ones(y.size)).fit(cov_type="cluster", cov_kwds={"groups": groups})
+    assert y.mean() * (1 - y.mean()) / float(fit.bse[0]) ** 2 < y.size  # n* below n: no cap
+    sums = [float(y[groups == c].sum()) for c in range(24)]
+    with pytest.warns(es.ReliabilityWarning, match="fewer than 50 clusters"):
+        est = es.clustered_proportion([6] * 24, sums, float(y.sum()), confidence=0.95)
+    low, high = _korn_graubard(y, groups, 23.0, float(fit.bse[0]) ** 2)
+    assert (est.ci.low, est.ci.high) == pytest.approx((low, high), rel=1e-9)
+    assert est.estimate == pytest.approx(y.mean()) and est.df == pytest.approx(23.0)
+    assert 0.0 <= est.ci.low < est.estimate < est.ci.high <= 1.0
+    # clusters that vary less than independent cases would (n* above n): n* is capped at n,
+    # where svyciprop is not, so the interval is that of n independent cases
+    sums = [4.0, 4.0, 4.0, 3.0, 5.0, 4.0] * 4
+    with pytest.warns(es.ReliabilityWarning, match="fewer than 50 clusters"):
+        est = es.clustered_proportion([6] * 24, sums, sum(sums))
+    fit = sm.OLS(
+        np.concatenate([[1.0] * int(k) + [0.0] * (6 - int(k)) for k in sums]), np.ones(144)
+    ).fit(cov_type="cluster", cov_kwds={"groups": groups})
+    p = 96 / 144
+    assert p * (1 - p) / float(fit.bse[0]) ** 2 > 144  # uncapped n* would exceed n
+    n_eff = 144 * (stats.t.ppf(0.025, 143) / stats.t.ppf(0.025, 23.0)) ** 2
+    assert est.ci.low == pytest.approx(stats.beta.ppf(0.025, n_eff * p, n_eff * (1 - p) + 1))
+
+
+def test_clustered_proportion_unequal_sizes_takes_cr2_and_bell_mccaffrey_df() -> None:
+    rng = np.random.default_rng(32)
+    sizes = [3, 17, 5, 9, 2, 11, 4, 25, 8, 6, 14, 3, 7, 19, 5, 10, 2, 12, 6, 9, 30]
+    groups = np.repeat(np.arange(len(sizes)), sizes)
+    q = rng.beta(2.7, 0.3, size=len(sizes))  # a rate near 0.9, icc 0.25
+    y = (rng.random(groups.size) < q[groups]).astype(float)
+    variance, df = _cr2_from_definition(y, groups)
+    sums = [float(y[groups == c].sum()) for c in range(len(sizes))]
+    with pytest.warns(es.ReliabilityWarning, match="fewer than 50 clusters"):
+        est = es.clustered_proportion(sizes, sums, float(y.sum()))
+    low, high = _korn_graubard(y, groups, df, variance)
+    assert (est.ci.low, est.ci.high) == pytest.approx((low, high), rel=1e-9)
+    assert est.se == pytest.approx(math.sqrt(variance), rel=1e-9)
+    assert 0.0 <= est.ci.low < est.estimate < est.ci.high <= 1.0
+
+
+def test_clustered_proportion_at_the_edges() -> None:
+    # every case passed: V = 0 and the cases are the unit (n* = n = 60), scaled by
+    # (t_59 / t_11)^2 for G - 1 = 11 df; the lower limit is scipy.stats.beta.ppf(0.025,
+    # n.eff, 1), the upper 1
+    with pytest.warns(es.ReliabilityWarning, match="Only 12 clusters"):
+        est = es.clustered_proportion([5] * 12, [5.0] * 12, 60.0)
+    with pytest.warns(es.ReliabilityWarning, match="fewer than 50 clusters"):
+        es.clustered_proportion([5] * 20, [4.0] * 20, 80.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # 50 clusters of a mild rate: nothing to say
+        es.clustered_proportion([5] * 50, [4.0, 3.0] * 25, 175.0)
+    n_eff = 60 * (stats.t.ppf(0.975, 59) / stats.t.ppf(0.975, 11)) ** 2
+    assert est.ci.high == 1.0
+    assert est.ci.low == pytest.approx(stats.beta.ppf(0.025, n_eff, 1.0), rel=1e-9)
+    with pytest.raises(ValueError, match=r"in \[0, 1\]"):
+        es.clustered_proportion([2, 2], [3.0, 4.0], 25.0)
 
 
 def test_clustered_se_from_summary_agrees() -> None:

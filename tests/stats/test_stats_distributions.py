@@ -56,6 +56,12 @@ def test_chi2_ppf(df: float) -> None:
         _same(dist.chi2_ppf(q, df), stats.chi2.ppf(q, df))  # scipy.stats.chi2.ppf(q, df)
 
 
+@pytest.mark.parametrize(("a", "b"), [(0.3, 7.0), (1.0, 1.0), (4.5, 0.8), (37.2, 3.1), (1e3, 2.0)])
+def test_beta_ppf(a: float, b: float) -> None:
+    for q in QS:
+        _same(dist.beta_ppf(q, a, b), stats.beta.ppf(q, a, b))  # scipy.stats.beta.ppf(q, a, b)
+
+
 @pytest.mark.parametrize("nc", [-11.0, -2.5, 0.0, 1e-9, 0.7, 3.0, 11.0, 40.0, NAN])
 def test_noncentral_t_sf(nc: float) -> None:
     for x, df in itertools.product(XS, DFS):

@@ -55,7 +55,9 @@ def test_paired_newcombe_paper_table_ii(
     table: tuple[int, int, int, int], limits: tuple[float, float]
 ) -> None:
     e, f, g, h = table
-    res = paired_proportions(e, g, f, h)
+    with warnings.catch_warnings():  # (53, 0, 0, 1) has no discordant pair: it warns
+        warnings.simplefilter("ignore", ReliabilityWarning)
+        res = paired_proportions(e, g, f, h)
     assert res.estimate == pytest.approx((f - g) / (e + f + g + h))
     assert res.ci.low == pytest.approx(limits[0], abs=5e-5)
     assert res.ci.high == pytest.approx(limits[1], abs=5e-5)
@@ -74,7 +76,8 @@ def test_paired_proportions_seed_002() -> None:
     assert round(wald.ci.high, 3) == 0.147
     assert wald.pvalue == pytest.approx(0.625)
     assert (wald.n, wald.informative, wald.b, wald.c) == (40, 4, 1, 3)
-    score = paired_proportions(33, 1, 3, 3)
+    with pytest.warns(ReliabilityWarning, match="fewer than 5 discordant pairs"):
+        score = paired_proportions(33, 1, 3, 3)  # 4 discordant pairs (issue 24, item 12)
     assert round(score.ci.low, 3) == -0.069
     assert round(score.ci.high, 3) == 0.176
     assert score.se == wald.se
@@ -96,14 +99,15 @@ def test_wald_warns_below_100_pairs_only() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         paired_proportions(60, 10, 20, 10, interval="wald")  # 100 pairs
-        paired_proportions(33, 1, 3, 3)  # Newcombe never warns for n
+        paired_proportions(31, 2, 3, 4)  # Newcombe never warns for n (5 discordant pairs)
 
 
 def test_paired_proportions_degenerate_and_validation() -> None:
     with pytest.warns(DegenerateDataWarning):
         res = paired_proportions(0, 0, 0, 0)
     assert math.isnan(res.estimate) and math.isnan(res.se) and res.n == 0
-    no_discordance = paired_proportions(30, 0, 0, 10)
+    with pytest.warns(ReliabilityWarning, match="discordant"):
+        no_discordance = paired_proportions(30, 0, 0, 10)
     assert no_discordance.pvalue == 1.0 and no_discordance.estimate == 0.0
     with pytest.raises(ValueError, match="interval"):
         paired_proportions(1, 2, 3, 4, interval="exact")

@@ -15,6 +15,7 @@ from typing import Any
 
 from evaldelta import stats
 from evaldelta.comparison._notes import Notes
+from evaldelta.comparison._standardized import Standardizer, normalize
 from evaldelta.engine import ALL, ArmSliceStats, CriticalStats, PairSliceStats
 from evaldelta.engine._histogram import DeltaBins
 from evaldelta.engine.evidence import PairEvidence, SlicingEvidence, check_summarizable
@@ -31,7 +32,6 @@ from evaldelta.model import (
     Pooled,
     SliceDelta,
     SlicingResult,
-    Standardized,
     TwoByTwo,
 )
 
@@ -71,7 +71,7 @@ class SlicingBuilder:
         slices = tuple(sorted({a.slice for a in self.arm_stats if a.slice != ALL}))
         actual = self._actual_weights()
         mixes = [(name, actual if w is None else w) for name, w in self.mixes]
-        traffic_share = _normalize(self.traffic) if self.traffic else None
+        traffic_share = normalize(self.traffic) if self.traffic else None
         arms = tuple(self._arm_slice(a, traffic_share) for a in self.arm_stats)
         pairs = tuple(self._pair(p, mixes, traffic_share) for p in self.evidence.pairs)
         return SlicingResult(by=self.by, slices=slices, arms=arms, pairs=pairs)
@@ -105,7 +105,7 @@ class SlicingBuilder:
         label = ALL_CASES if a.slice == ALL else a.slice
         with self.notes.capture(f"{self.metric}, arm {a.arm}, slice {label}"):
             est = self._estimate(a)
-            cse, cci = self._clustered(a.clusters, a.scores.sumsq)
+            cse, cci = self._clustered(a.clusters, a.scores.sumsq, rate=self.binary)
         return ArmSlice(
             arm=a.arm,
             slice=label,
@@ -124,14 +124,17 @@ class SlicingBuilder:
         )
 
     def _clustered(
-        self, clusters: tuple[tuple[int, float], ...] | None, sumsq: float
+        self, clusters: tuple[tuple[int, float], ...] | None, sumsq: float, rate: bool = False
     ) -> tuple[float | None, stats.ConfidenceInterval | None]:
-        """CR2 clustered SE and its t interval on Bell-McCaffrey df (Imbens and Kolesar 2016)."""
+        """CR2 clustered SE and its t interval on Bell-McCaffrey df (Imbens and Kolesar 2016).
+
+        A pass rate (``rate``) takes Korn and Graubard's interval on the same variance, which
+        stays in [0, 1] and holds near 0 and 1 (:func:`evaldelta.stats.clustered_proportion`).
+        """
         if not clusters:
             return None, None
-        est = stats.clustered_mean(
-            [c[0] for c in clusters], [c[1] for c in clusters], sumsq, self.confidence
-        )
+        make = stats.clustered_proportion if rate else stats.clustered_mean
+        est = make([c[0] for c in clusters], [c[1] for c in clusters], sumsq, self.confidence)
         return est.se, est.ci
 
     # -- per pair -------------------------------------------------------------------------
@@ -145,7 +148,7 @@ class SlicingBuilder:
         by_arm = {(a.arm, a.slice): a for a in self.arm_stats}
         pair_stats = ev.slices
         hists = ev.histograms
-        norm_w = _normalize(named[0][1])  # each slice's weight in the chosen (first) mix
+        norm_w = normalize(named[0][1])  # each slice's weight in the chosen (first) mix
         deltas: list[SliceDelta] = []
         overall: SliceDelta | None = None
         for p in pair_stats:
@@ -165,10 +168,23 @@ class SlicingBuilder:
         if self.traffic:
             mixes.append(("traffic", self.traffic))
         shared = {p.slice: p for p in pair_stats if p.slice != ALL}
-        standardized = tuple(
-            self._standardize(name, w, base, cand, by_arm, deltas, shared, paired_available)
-            for name, w in mixes
+        mixer = Standardizer(
+            metric=self.metric,
+            confidence=self.confidence,
+            binary=self.binary,
+            binary_single=self.binary_single,
+            notes=self.notes,
+            estimate=self._estimate,
+            shared_estimate=self._shared_estimate,
+            sample_mixes=frozenset(name for name, w in self.mixes if w is None),
         )
+        standardized = tuple(
+            mixer.standardize(
+                name, w, base, cand, by_arm, deltas, shared, paired_available, overall,
+                pair_stats[-1],
+            )
+            for name, w in mixes
+        )  # fmt: skip
         b_all, c_all = by_arm[(base, ALL)], by_arm[(cand, ALL)]
         with self.notes.capture(f"{self.metric}, {cand} vs {base}, mix check"):
             # the traffic mix when there is one, else the chosen mix
@@ -322,6 +338,7 @@ class SlicingBuilder:
                 p.delta.sd,
                 confidence=self.confidence,
                 informative=p.nonzero,
+                pass_fail_repeats=self.binary,
             )
             return paired, None, None, None
         cells = (p.both_pass, p.only_baseline, p.only_candidate, p.both_fail)
@@ -338,92 +355,6 @@ class SlicingBuilder:
     def _welch(self, b: Any, c: Any) -> stats.UnpairedResult:
         return stats.welch(b.mean, b.sd, b.n, c.mean, c.sd, c.n, confidence=self.confidence)
 
-    def _standardize(
-        self,
-        name: str,
-        weights: dict[str, float],
-        base: str,
-        cand: str,
-        by_arm: dict[tuple[str, str], ArmSliceStats],
-        deltas: list[SliceDelta],
-        shared: dict[str, PairSliceStats],
-        paired: bool,
-    ) -> Standardized:
-        """Each arm's fixed-mix rate and the fixed-mix delta, over the same cases.
-
-        With shared cases the per-arm rates are taken on the cases both arms scored, the
-        cases the paired delta is computed on, so ``rate(candidate) - rate(baseline)`` is the
-        delta shown beside them; without any, on each arm's own cases (unpaired). A slice's
-        standard error is never 0 for a finite sample: for pass/fail data it is the
-        half-width of its Wilson (rate) or Newcombe (paired delta) interval over ``z``, the
-        variance a score interval implies (MOVER: Zou and Donner 2008, Statistics in
-        Medicine 27:1693-1702), which stays positive at rates of 0 and 1 and when no pair
-        is discordant.
-        """
-        common = [
-            s
-            for s in weights
-            if (base, s) in by_arm
-            and (cand, s) in by_arm
-            and by_arm[(base, s)].scores.n > 0
-            and by_arm[(cand, s)].scores.n > 0
-        ]
-        if paired:
-            common = [s for s in common if s in shared and shared[s].delta.n > 0]
-        per_arm = {}
-        z = stats.z_critical(self.confidence) if self.binary else 1.0
-        with self.notes.capture(f"{self.metric}, {cand} vs {base}, {name} mix"):
-            for k, arm in enumerate((base, cand)):
-                if paired:
-                    ests = {s: self._shared_estimate(shared[s], k) for s in common}
-                else:
-                    ests = {s: self._estimate(by_arm[(arm, s)]) for s in common}
-                per_arm[arm] = stats.fixed_mix(
-                    {s: e.estimate for s, e in ests.items()},
-                    {s: self._mix_se(e, z) for s, e in ests.items()},
-                    weights,
-                    confidence=self.confidence,
-                    bounds=(0.0, 1.0) if self.binary else None,
-                )
-            usable = [d for d in deltas if d.slice in common and d.main is not None]
-            if paired:
-                usable = [d for d in usable if d.paired is not None]
-            delta = stats.fixed_mix(
-                {d.slice: d.main.estimate for d in usable if d.main is not None},
-                {d.slice: self._mix_se(d.main, z) for d in usable if d.main is not None},
-                weights,
-                confidence=self.confidence,
-                bounds=(-1.0, 1.0) if self.binary else None,
-            )
-        est = {d.slice: d.main.estimate for d in usable if d.main is not None}
-        ses = {d.slice: self._mix_se(d.main, z) for d in usable if d.main is not None}
-        used = set(delta.used_slices)
-        return Standardized(
-            mix=name,
-            weights=dict(delta.weights) if delta.weights else _normalize(weights),
-            per_arm=per_arm,
-            delta=delta,
-            delta_basis="paired" if paired else "unpaired",
-            dropped_slices=delta.dropped_slices,
-            dropped_weight=delta.dropped_weight,
-            break_even=self._break_even(delta, est, ses),
-            slice_deltas={k: v for k, v in est.items() if k in used},
-            slice_ses={k: v for k, v in ses.items() if k in used},
-            verdict=_verdict(delta),
-        )
-
-    def _break_even(
-        self, delta: stats.FixedMix, est: dict[str, float], ses: dict[str, float]
-    ) -> tuple[stats.BreakEven, ...]:
-        """Each used slice's break-even shares, on the same estimates and SEs as the delta."""
-        names = [s for s in delta.used_slices if s in est]
-        if len(names) < 2 or not all(math.isfinite(ses[s]) for s in names):
-            return ()
-        weights = {s: delta.weights[s] for s in names}
-        return tuple(
-            stats.break_even(est, ses, weights, s, confidence=self.confidence) for s in names
-        )
-
     def _shared_estimate(self, p: PairSliceStats, k: int) -> stats.Estimate:
         """Arm ``k`` (0 baseline, 1 candidate) on the slice's shared cases."""
         m = p.base if k == 0 else p.cand
@@ -433,13 +364,6 @@ class SlicingBuilder:
             mean = min(1.0, max(0.0, m.mean))
             return stats.proportion_of_means(m.n, mean, m.sd, m.n, self.confidence)
         return stats.mean_t(m.n, m.mean, m.sd, self.confidence)
-
-    def _mix_se(self, est: Any, z: float) -> float:
-        """A slice's standard error inside a fixed mix (see :meth:`_standardize`)."""
-        if not self.binary:
-            return float(est.se)
-        width = est.ci.high - est.ci.low
-        return width / (2.0 * z) if width == width else float("nan")
 
     def _simpson(
         self,
@@ -457,18 +381,6 @@ class SlicingBuilder:
         return stats.simpson_check(
             counts, base, cand, weights=weights, graded=not self.binary_single
         )
-
-
-def _verdict(delta: stats.FixedMix) -> str:
-    """Which side of zero the fixed-mix delta's interval lies on (``Standardized.verdict``)."""
-    low, high = delta.ci.low, delta.ci.high
-    if not (math.isfinite(delta.estimate) and math.isfinite(low) and math.isfinite(high)):
-        return "undefined"
-    if low > 0:
-        return "ahead"
-    if high < 0:
-        return "behind"
-    return "includes_zero"
 
 
 def _with_holm(deltas: list[SliceDelta]) -> list[SliceDelta]:
@@ -490,13 +402,6 @@ def _histogram(bins: DeltaBins | None) -> DeltaHistogram | None:
     if bins is None:
         return None
     return DeltaHistogram(n=bins.n, zero=bins.zero, edges=bins.edges, counts=bins.counts)
-
-
-def _normalize(weights: dict[str, float] | None) -> dict[str, float]:
-    if not weights:
-        return {}
-    total = sum(weights.values())
-    return {k: v / total for k, v in weights.items()} if total > 0 else {}
 
 
 def _cost(b: ArmSliceStats, c: ArmSliceStats) -> Cost | None:

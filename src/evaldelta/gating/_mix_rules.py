@@ -76,12 +76,16 @@ def rule_break_even(
     weights = {s: std.delta.weights[s] for s in names}
     out = []
     for name in names:
-        be = stats.break_even(est, ses, weights, name, confidence=confidence, bound=bound)
+        be = stats.break_even(
+            est, ses, weights, name, confidence=confidence, bound=bound, df=std.mix_df
+        )
         crossings = [be.sign_flip] if basis == "point" else list(be.interval_flips)
         points = sorted({p for p in crossings if p is not None})
 
         def outcome(share: float, name: str = name) -> str:
-            d, low, high = stats.delta_at_share(est, ses, weights, name, share, confidence)
+            d, low, high = stats.delta_at_share(
+                est, ses, weights, name, share, confidence, std.mix_df
+            )
             return judge(d, stats.ConfidenceInterval(low, high), bound, basis)[0]
 
         now = outcome(be.share)

@@ -208,6 +208,22 @@ class _PairGate:
                 "sentence": f"the {what} rests on {informative} informative pairs (pairs whose "
                 f"scores differ), fewer than min_informative = {need}: the data cannot decide",
             }
+        cases = getattr(result, "n", None)
+        if (
+            informative is not None
+            and self.result.kind == "binary"
+            and self.result.repeated
+            and isinstance(result, stats.PairedResult)
+            and cases is not None
+            and cases < stats.MIN_REPEAT_CASES
+        ):
+            return {
+                "outcome": INCONCLUSIVE,
+                "leaning": lean,
+                "sentence": f"the {what} of pass/fail repeats rests on {cases} cases, fewer "
+                f"than {stats.MIN_REPEAT_CASES}: its interval's coverage is not assured there "
+                "(docs/calibration.md), so the data cannot decide",
+            }
         p_fail = stats.fail_pvalue(result, bound)
         return {"outcome": outcome, "leaning": leaning, "sentence": sentence, "p_fail": p_fail}
 
@@ -306,8 +322,13 @@ class _PairGate:
 
     def _standardized_one(self, rule: StandardizedRule, std: Standardized) -> RuleResult:
         informative = self.pair.overall.informative if std.delta_basis == "paired" else None
+        # under the pairs' own mix the standardized delta is the all-cases paired delta: judge
+        # it by that result, so its one-sided p is the one its (score) interval implies
+        judged_on: Any = std.delta
+        if std.same_as_overall and self.pair.overall.main is not None:
+            judged_on = self.pair.overall.main
         judged = self._judged(
-            std.delta, -rule.margin, informative, f"fixed-mix delta ({std.mix} mix)", "-margin"
+            judged_on, -rule.margin, informative, f"fixed-mix delta ({std.mix} mix)", "-margin"
         )
         if std.dropped_slices:
             judged["sentence"] += (

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from evaldelta.model import ArmSlice, MetricResult, PairComparison, SliceDelta, Standardized
-from evaldelta.report._format import fmt, fmt_delta, fmt_pct
+from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_pct
 from evaldelta.stats import BreakEven
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "coverage_per_slice",
     "coverage_sentence",
     "direction",
+    "interval_difference",
     "is_loud",
     "metric_kind",
     "one_slice",
@@ -36,6 +37,8 @@ __all__ = [
     "rests_on",
     "scale_phrase",
     "sign_flip",
+    "standardized_basis",
+    "standardized_rests_on",
 ]
 
 Name = Callable[[str], str]
@@ -276,22 +279,128 @@ def direction(d: SliceDelta, alpha: float) -> str:
     return "unclear"
 
 
-def rests_on(d: SliceDelta) -> str:
-    """``" (rests on k pairs)"`` when a paired t interval rests on too few informative pairs.
+def rests_on(d: SliceDelta, pass_fail_repeats: bool = False) -> str:
+    """What a paired interval rests on, beside it, when that is too little to trust.
 
-    A paired t interval (scores, or pass/fail repeats averaged per case) on fewer than
-    ``stats.MIN_INFORMATIVE`` pairs whose delta is not zero does not hold its coverage
-    (docs/calibration.md, zero-inflated deltas): the reports name it beside the interval
-    and the gate is inconclusive there. Newcombe's pass/fail interval holds at any count.
+    ``" (rests on k pairs)"``: a paired t interval (scores, or pass/fail repeats averaged per
+    case) on fewer than ``stats.MIN_INFORMATIVE`` pairs whose delta is not zero does not
+    hold its coverage (docs/calibration.md, zero-inflated deltas); the gate is inconclusive
+    there. ``" (rests on n cases)"``: a paired t on case means of pass/fail repeats
+    (``pass_fail_repeats``) with fewer than ``stats.MIN_REPEAT_CASES`` cases covers 0.92 on
+    the draws with enough informative pairs (issue 24, item 14); the gate is inconclusive.
+    ``" (rests on k discordant pairs)"``: Newcombe's pass/fail interval on fewer than
+    ``stats.MIN_DISCORDANT`` discordant pairs covers as little as 0.89 when they all go one
+    way (issue 24, item 12); a gate rule needs ``min_informative`` (10) of them anyway.
     """
     from evaldelta import stats
 
     res = d.paired
-    if res is None or d.table is not None or d.informative is None:
+    if res is None or d.informative is None:
         return ""
-    if d.informative >= stats.MIN_INFORMATIVE:
+    if d.table is not None:
+        if res.interval == "newcombe" and d.informative < stats.MIN_DISCORDANT:
+            return f" (rests on {_count(d.informative, 'discordant pair')})"
         return ""
-    return f" (rests on {d.informative} pair{'s' if d.informative != 1 else ''})"
+    if d.informative < stats.MIN_INFORMATIVE:
+        return f" (rests on {_count(d.informative, 'pair')})"
+    if pass_fail_repeats and d.n_pairs < stats.MIN_REPEAT_CASES:
+        return f" (rests on {_count(d.n_pairs, 'case')})"
+    return ""
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' if n != 1 else ''}"
+
+
+def standardized_rests_on(std: Standardized) -> str:
+    """``" (rests on k discordant pairs)"`` beside a pass/fail standardized delta, when so.
+
+    Under the pairs' own mix the delta is the all-cases one and rests on its discordant
+    pairs; under another mix also on how many they are worth once weighted
+    (:func:`evaldelta.stats.standardized_paired_delta`).
+    """
+    from evaldelta import stats
+
+    if std.discordant is None:
+        return ""
+    worth = std.effective_discordant
+    few = std.discordant < stats.MIN_DISCORDANT
+    weighted = (
+        not std.same_as_overall
+        and worth is not None
+        and math.isfinite(worth)
+        and worth < stats.MIN_DISCORDANT
+    )
+    if not (few or weighted):
+        return ""
+    text = _count(std.discordant, "discordant pair")
+    if weighted and worth is not None:
+        text += f", worth about {worth:.1f} at these weights"
+    return f" (rests on {text})"
+
+
+def standardized_basis(std: Standardized) -> str:
+    """How the standardized delta's interval was made, in a parenthesis's words."""
+    if std.same_as_overall:
+        return "the pairs' own mix: the all-cases paired delta, with its interval"
+    how = "paired" if std.delta_basis == "paired" else "unpaired"
+    if std.mix_df is None:  # pass/fail: pseudo-counts per slice, the normal interval
+        return f"{how}: sum of w_k x slice delta, each slice's SE with pseudo-counts"
+    return f"{how}: sum of w_k x slice delta, each slice's SE, t on Satterthwaite df"
+
+
+def interval_difference(
+    std: Standardized, pair: PairComparison, binary: bool, name: Name = _same
+) -> str | None:
+    """Why the standardized interval differs from the all-cases paired one (None: it doesn't).
+
+    Under the pairs' own mix they are the same interval. Under another mix the delta is a
+    reweighted sum of slice deltas, so its interval is built from each slice's own
+    uncertainty at its weight (issue 24, item 5): the sentence names the mix's largest
+    departure from the pairs' own shares, or the dropped slices, or that an ``actual`` mix
+    counts every compared arm's cases.
+    """
+    o = pair.overall.main
+    if std.same_as_overall or std.delta_basis != "paired" or o is None:
+        return None
+    if not (math.isfinite(std.delta.ci.low) and math.isfinite(o.ci.low)):
+        return None
+    pairs = {d.slice: d.n_pairs for d in pair.slices if d.n_pairs}
+    total = sum(pairs.values())
+    if not total:
+        return None
+    own = {k: v / total for k, v in pairs.items()}
+    ci = fmt_ci(o.ci.low, o.ci.high, binary)
+    head = f"Why this interval differs from the all-cases paired one {ci}: the {name(std.mix)} mix"
+    tail = (
+        "so the delta is a reweighted sum of slice deltas and its interval adds each "
+        "slice's own uncertainty at its weight"
+    )
+    if std.dropped_slices:
+        return (
+            f"{head} leaves out {', '.join(name(k) for k in std.dropped_slices)} "
+            f"({fmt_pct(std.dropped_weight, 1)} of its weight, no pairs there), {tail}"
+        )
+    gaps = sorted(((abs(std.weights.get(k, 0.0) - v), k) for k, v in own.items()), reverse=True)
+    gap, k = gaps[0]
+    if gap < 1e-9:  # the pairs' own shares, but fixed in advance (a traffic file)
+        return (
+            f"{head} holds each slice's share fixed (here at the pairs' own shares), so its "
+            "interval leaves out how slice shares vary from one sample of cases to the next "
+            "and counts only the uncertainty within each slice"
+        )
+    if std.mix == "actual":
+        return (
+            f"{head} weights each slice by the scored cases of every compared arm, not by "
+            f"this pair's {total} shared cases ({name(k)} "
+            f"{fmt_pct(std.weights.get(k, 0.0), 1)} against {fmt_pct(own[k], 1)} of the "
+            f"pairs), {tail}"
+        )
+    return (
+        f"{head} weights the slices differently from the pairs' own shares ({name(k)} "
+        f"{fmt_pct(std.weights.get(k, 0.0), 1)} against {fmt_pct(own[k], 1)} of the pairs), "
+        f"{tail}"
+    )
 
 
 def scale_phrase(metric: MetricResult) -> str:

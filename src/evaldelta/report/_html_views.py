@@ -29,11 +29,14 @@ from evaldelta.report._facts import (
     attempt_sentence,
     coverage_sentence,
     direction,
+    interval_difference,
     metric_kind,
     one_slice,
     one_slice_sentence,
     ordered_slices,
     rests_on,
+    standardized_basis,
+    standardized_rests_on,
 )
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct, fmt_signed
 from evaldelta.report._mixes import MixRow, SweepPanel
@@ -135,6 +138,9 @@ class PairView:
     weight_names: list[str] = field(default_factory=list)
     weight_rows: list[tuple[str, list[str]]] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
+    # per mix: the standardized delta, its interval and basis, and why it differs from the
+    # all-cases paired interval when it does (issue 24, item 5)
+    mix_notes: list[str] = field(default_factory=list)
     flag: str | None = None
     attempts: str = ""  # per attempt beside per case (repeats only), as text words it
     attempt_flag: str | None = None  # the two disagree in sign
@@ -210,7 +216,9 @@ def _slice_row(
     return SliceRow(
         slice=d.slice,
         delta="n/a" if res is None else fmt_delta(res.estimate, binary),
-        ci="" if res is None else fmt_ci(res.ci.low, res.ci.high, binary) + rests_on(d),
+        ci=""
+        if res is None
+        else fmt_ci(res.ci.low, res.ci.high, binary) + rests_on(d, binary and not single),
         p=fmt_p(
             d.pvalue_holm if d.pvalue_holm is not None else (res.pvalue if res else None), alpha
         ),
@@ -272,6 +280,21 @@ def forest_rows(
             )
         )
     return rows
+
+
+def _mix_notes(pair: PairComparison, binary: bool) -> list[str]:
+    """Per mix: the standardized delta, its interval and basis, and why it differs."""
+    out = []
+    for s in pair.standardized:
+        out.append(
+            f"{s.mix}: {pair.candidate} − {pair.baseline} {fmt_delta(s.delta.estimate, binary)} "
+            f"{fmt_ci(s.delta.ci.low, s.delta.ci.high, binary)}{standardized_rests_on(s)} "
+            f"({standardized_basis(s)})"
+        )
+        why = interval_difference(s, pair, binary)
+        if why is not None:
+            out.append(why)
+    return out
 
 
 def rate_rows(pair: PairComparison, arms: Sequence[ArmSlice]) -> list[RateRow]:
@@ -405,6 +428,7 @@ def _rates_and_weights(view: PairView, pair: PairComparison, arms: Sequence[ArmS
         (k, [fmt_pct(s.weights.get(k), 1) if k in s.weights else "" for s in stds])
         for k in all_slices
     ]
+    view.mix_notes = _mix_notes(pair, view.binary) if stds else []
     for s in stds:
         if s.dropped_slices:
             view.dropped.append(

@@ -213,7 +213,9 @@ def sweep_panels(
     for b, why in sweep_choice(pair, arms, limit):
         flip = sign_flip(b)
         points = sorted({*shares, b.share, *([flip] if flip is not None else [])})
-        curve = stats.share_sweep(est, ses, weights, b.slice, points, confidence=confidence)
+        curve = stats.share_sweep(
+            est, ses, weights, b.slice, points, confidence=confidence, df=std.mix_df
+        )
         out.append(
             SweepPanel(
                 label=b.slice,

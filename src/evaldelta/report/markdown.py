@@ -17,12 +17,14 @@ from evaldelta.report._facts import (
     break_even_sentences,
     coverage_per_slice,
     coverage_sentence,
+    interval_difference,
     is_loud,
     one_slice,
     one_slice_sentence,
     ordered_slices,
     rests_on,
     scale_phrase,
+    standardized_rests_on,
 )
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct
 from evaldelta.report._mixes import verdict_word
@@ -53,7 +55,12 @@ WHERE = "in the text and HTML reports (`--format text`, `--format html`) and the
 
 
 def _slice_table(
-    pair: PairComparison, arms: tuple[ArmSlice, ...], binary: bool, conf: str, alpha: float
+    pair: PairComparison,
+    arms: tuple[ArmSlice, ...],
+    binary: bool,
+    conf: str,
+    alpha: float,
+    repeats: bool = False,
 ) -> list[str]:
     b, c = md_text(pair.baseline), md_text(pair.candidate)
     order = ordered_slices(pair, arms)
@@ -67,14 +74,15 @@ def _slice_table(
         if res is not None:
             delta, ci = fmt_delta(res.estimate, binary), fmt_ci(res.ci.low, res.ci.high, binary)
         out.append(
-            f"| {md_text(d.slice)} | {delta} | {ci}{rests_on(d)} | "
+            f"| {md_text(d.slice)} | {delta} | {ci}{rests_on(d, binary and repeats)} | "
             f"{fmt_p(d.pvalue_holm, alpha)} | {d.n_pairs or ''} |"
         )
     o = pair.overall.main
     if o is not None:
         out.append(
             f"| **all cases** | {fmt_delta(o.estimate, binary)} | "
-            f"{fmt_ci(o.ci.low, o.ci.high, binary)}{rests_on(pair.overall)} | "
+            f"{fmt_ci(o.ci.low, o.ci.high, binary)}"
+            f"{rests_on(pair.overall, binary and repeats)} | "
             f"{fmt_p(o.pvalue, alpha)} | "
             f"{pair.overall.n_pairs or ''} |"
         )
@@ -91,9 +99,13 @@ def _bullets(pair: PairComparison, metric: MetricResult) -> list[str]:
     for s in pair.standardized if one_slice(pair) is None else ():
         out.append(
             f"- Standardized ({md_text(s.mix)}): {fmt_delta(s.delta.estimate, binary)} "
-            f"{fmt_ci(s.delta.ci.low, s.delta.ci.high, binary)}: "
+            f"{fmt_ci(s.delta.ci.low, s.delta.ci.high, binary)}{standardized_rests_on(s)}: "
             f"{verdict_word(s, pair.candidate, md_text)}"
+            + (" (the pairs' own mix: the all-cases paired delta)" if s.same_as_overall else "")
         )
+        why = interval_difference(s, pair, binary, md_text)
+        if why is not None:
+            out.append(f"  - {why}")
         out.extend(
             f"  - break-even: {t}" for t in break_even_sentences(s, pair.candidate, name=md_text)
         )
@@ -153,7 +165,12 @@ def _pair_section(
     if not pair.paired_available:
         out += [f"> **No paired analysis:** {md_code(b)} and {md_code(c)} share no cases.", ""]
     out += _slice_table(
-        pair, arms, binary, fmt_pct(comparison.confidence), 1.0 - comparison.confidence
+        pair,
+        arms,
+        binary,
+        fmt_pct(comparison.confidence),
+        1.0 - comparison.confidence,
+        metric.repeated,
     )
     return [*out, *_bullets(pair, metric), ""]
 

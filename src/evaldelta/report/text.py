@@ -26,12 +26,15 @@ from evaldelta.report._facts import (
     attempt_sentence,
     break_even_sentences,
     direction,
+    interval_difference,
     is_loud,
     metric_kind,
     one_slice,
     one_slice_sentence,
     ordered_slices,
     rests_on,
+    standardized_basis,
+    standardized_rests_on,
 )
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct
 from evaldelta.report._mixes import headline_standardized, mix_rows
@@ -391,7 +394,7 @@ def _slice_cells(
         diff, ci, p = "n/a", "(no evidence in both arms)", ""
     else:
         diff = fmt_delta(res.estimate, binary)
-        ci = fmt_ci(res.ci.low, res.ci.high, binary) + rests_on(d)
+        ci = fmt_ci(res.ci.low, res.ci.high, binary) + rests_on(d, binary and not single)
         p = fmt_p(res.pvalue if overall else d.pvalue_holm, alpha)
     n = f"{d.n_pairs} pair{'s' if d.n_pairs != 1 else ''}" if d.n_pairs else ""
     cells = [
@@ -427,9 +430,12 @@ def _standardized_lines(pair: PairComparison, binary: bool, b: str, c: str) -> l
             )
         lines.append(
             f"  {c} - {b} {fmt_delta(s.delta.estimate, binary)} "
-            f"{fmt_ci(s.delta.ci.low, s.delta.ci.high, binary)}"
-            f"  ({s.delta_basis}: sum of w_k x slice delta, SE from the slice SEs)"
+            f"{fmt_ci(s.delta.ci.low, s.delta.ci.high, binary)}{standardized_rests_on(s)}"
+            f"  ({standardized_basis(s)})"
         )
+        why = interval_difference(s, pair, binary)
+        if why is not None:
+            lines.append(f"  {why}")
         weights = ", ".join(f"{k} {fmt_pct(v)}" for k, v in sorted(s.weights.items()))
         lines.append(f"  weights: {weights}")
         lines.extend(f"  break-even: {t}" for t in break_even_sentences(s, c))

@@ -126,6 +126,12 @@ def chi2_ppf(q: float, df: float) -> float:
     return float(2.0 * special.gammaincinv(df / 2.0, q)) if end is None else end
 
 
+# -- beta ------------------------------------------------------------------------------------
+def beta_ppf(q: float, a: float, b: float) -> float:
+    """``scipy.stats.beta.ppf(q, a, b)``: ``special.betaincinv(a, b, q)``."""
+    return float(special.betaincinv(a, b, q))
+
+
 # -- noncentral t ----------------------------------------------------------------------------
 def nct_sf(x: float, df: float, nc: float) -> float:
     """``scipy.stats.nct.sf(x, df, nc)``: Boost's noncentral t survival function, in [0, 1]."""

@@ -46,8 +46,9 @@ def interval_at(result: Any, confidence: float) -> ConfidenceInterval:
     ``PairedResult``: pass/fail pairs from the 2x2 table (Newcombe or Wald, as judged), else
     the paired t on ``df``. ``Estimate``: Wilson on the count (``"wilson"``) or on the
     effective count of repeats (the Wilson of :func:`proportion_of_means`), else t on
-    ``df``. ``FixedMix``: normal. ``UnpairedResult``: t on its df when it has one (Welch),
-    else normal on its standard error.
+    ``df``. ``FixedMix``: ``center +/- t_df se`` (normal without a df; unclipped).
+    ``UnpairedResult``: t on its df when it has one (Welch), else normal on its standard
+    error.
     """
     conf = check_confidence(confidence)
     if isinstance(result, PairedResult):
@@ -76,7 +77,8 @@ def interval_at(result: Any, confidence: float) -> ConfidenceInterval:
             return ConfidenceInterval(low, high)
         return _symmetric(result.estimate, result.se, conf, result.df)
     if isinstance(result, FixedMix):
-        return _symmetric(result.estimate, result.se, conf, None)
+        center = result.center if result.center is not None else result.estimate
+        return _symmetric(center, result.se, conf, result.df)
     if isinstance(result, UnpairedResult):
         return _symmetric(result.estimate, result.se, conf, result.df)
     raise TypeError(f"no interval method for {type(result).__name__}")
@@ -92,8 +94,10 @@ def _symmetric_pvalue(result: Any, estimate: float, bound: float) -> float | Non
     se = float(result.se)
     if not math.isfinite(se) or se <= 0.0:
         return NAN
+    if isinstance(result, FixedMix) and result.center is not None:
+        estimate = result.center  # the interval's centre (Price-Bonett adjusted rates)
     z = (estimate - bound) / se
-    df = getattr(result, "df", None) if not isinstance(result, FixedMix) else None
+    df = getattr(result, "df", None)
     if df is not None and math.isfinite(df):
         return t_cdf(z, df)
     return norm_cdf(z)

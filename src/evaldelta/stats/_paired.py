@@ -17,7 +17,12 @@ from evaldelta.stats._results import (
     ReliabilityWarning,
     TestResult,
 )
-from evaldelta.stats._thresholds import MIN_INFORMATIVE, WALD_MIN_PAIRS
+from evaldelta.stats._thresholds import (
+    MIN_DISCORDANT,
+    MIN_INFORMATIVE,
+    MIN_REPEAT_CASES,
+    WALD_MIN_PAIRS,
+)
 from evaldelta.stats._validate import (
     check_confidence,
     check_count,
@@ -79,6 +84,26 @@ def _newcombe_paired(
     return max(-1.0, low), min(1.0, high)
 
 
+def _warn_few_discordant(discordant: int) -> None:
+    """Warn when Newcombe's paired interval rests on fewer than ``MIN_DISCORDANT`` pairs.
+
+    When the discordant pairs all go one way it covers 0.893 at 40 pairs and 5% discordance
+    and 0.885 at 100 pairs and 2% (exact: every table enumerated with its multinomial
+    probability; docs/calibration.md, one-way grid); on the tables with 5 or more discordant
+    pairs it covers at least 0.945 on that grid. Issue 24 (item 12) offered a warning or
+    another interval (Tango's 1998 score interval, a mid-p exact conditional one); the
+    warning keeps the interval Fagerland, Lydersen and Laake (2014) rank among the best.
+    """
+    if discordant < MIN_DISCORDANT:
+        warnings.warn(
+            f"the paired pass/fail interval rests on fewer than {MIN_DISCORDANT} "
+            "discordant pairs: when they all go one way Newcombe's interval covers as "
+            "little as 0.89 (docs/calibration.md, one-way discordance)",
+            ReliabilityWarning,
+            stacklevel=3,
+        )
+
+
 def paired_proportions(
     both_pass: int,
     only_baseline: int,
@@ -99,7 +124,8 @@ def paired_proportions(
     the continuity-corrected phi correlation (phi = 0 when a margin is empty).
     ``interval="wald"``: ``estimate +/- z * se`` (Newcombe's method 1); below
     ``WALD_MIN_PAIRS`` (100) pairs it under-covers badly (measured in docs/calibration.md)
-    and a ReliabilityWarning says so. With ``n = 0``
+    and a ReliabilityWarning says so, as it does for Newcombe's on fewer than
+    ``MIN_DISCORDANT`` (5) discordant pairs (:func:`_warn_few_discordant`). With ``n = 0``
     everything is nan with a DegenerateDataWarning.
     """
     a = check_count("both_pass", both_pass)
@@ -114,19 +140,9 @@ def paired_proportions(
     test = mcnemar_exact(b, c)
     if n == 0:
         warn_degenerate("A paired difference is undefined for n = 0 pairs; returning nan.")
+        nan_ci = ConfidenceInterval(NAN, NAN)
         return PairedResult(
-            NAN,
-            NAN,
-            ConfidenceInterval(NAN, NAN),
-            NAN,
-            0,
-            0,
-            method,
-            conf,
-            b=0,
-            c=0,
-            a=0,
-            interval=interval,
+            NAN, NAN, nan_ci, NAN, 0, 0, method, conf, b=0, c=0, a=0, interval=interval
         )
     z = z_critical(conf)
     estimate = (c - b) / n
@@ -143,6 +159,7 @@ def paired_proportions(
             )
     else:
         ci = ConfidenceInterval(*_newcombe_paired(a, c, b, d, z))
+        _warn_few_discordant(b + c)
     return PairedResult(
         estimate,
         se,
@@ -160,7 +177,14 @@ def paired_proportions(
     )
 
 
-def _paired_t(n: int, mean: float, sd: float, conf: float, informative: int | None) -> PairedResult:
+def _paired_t(
+    n: int,
+    mean: float,
+    sd: float,
+    conf: float,
+    informative: int | None,
+    pass_fail_repeats: bool = False,
+) -> PairedResult:
     method = "paired t"
     if n < 2:
         warn_degenerate(f"A paired t interval needs n >= 2 pairs; got n = {n}. Returning nan.")
@@ -193,6 +217,15 @@ def _paired_t(n: int, mean: float, sd: float, conf: float, informative: int | No
             f"the paired t interval rests on fewer than {MIN_INFORMATIVE} informative pairs "
             "(pairs whose delta is not zero): its coverage is not assured there "
             "(docs/calibration.md), so the slice is not decidable and a gate rule on it is "
+            "inconclusive",
+            ReliabilityWarning,
+            stacklevel=3,
+        )
+    if pass_fail_repeats and n < MIN_REPEAT_CASES:
+        warnings.warn(
+            f"the paired t interval on case means of pass/fail repeats rests on fewer than "
+            f"{MIN_REPEAT_CASES} cases: its coverage is not assured there (0.91 at 20 cases, "
+            "docs/calibration.md), so the slice is not decidable and a gate rule on it is "
             "inconclusive",
             ReliabilityWarning,
             stacklevel=3,
@@ -250,11 +283,16 @@ def paired_means_from_summary(
     confidence: float = 0.95,
     *,
     informative: int | None = None,
+    pass_fail_repeats: bool = False,
 ) -> PairedResult:
     """Paired t from summary statistics of the deltas ``candidate - baseline``.
 
     Method: as :func:`paired_means` (Student's paired t; ``scipy.stats.ttest_rel``), with
     ``sd_delta`` the sample standard deviation (ddof = 1) of the per-case deltas.
+    ``pass_fail_repeats``: the deltas are differences of case means of repeated pass/fail
+    attempts; below ``MIN_REPEAT_CASES`` (30) cases a ReliabilityWarning says the interval's
+    coverage is not assured (0.91 at 20 cases on the draws with 10 or more informative
+    pairs; docs/calibration.md).
     """
     n = check_count("n", n)
     mean = check_mean("mean_delta", mean_delta, n)
@@ -264,7 +302,7 @@ def paired_means_from_summary(
         informative = check_count("informative", informative)
         if informative > n:
             raise ValueError(f"informative must not exceed n = {n}; got {informative!r}.")
-    return _paired_t(n, mean, sd, conf, informative)
+    return _paired_t(n, mean, sd, conf, informative, pass_fail_repeats)
 
 
 def _scores(name: str, values: Sequence[float]) -> np.ndarray:

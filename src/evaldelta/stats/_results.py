@@ -160,7 +160,11 @@ class FixedMix:
     """A directly standardized combination ``sum_k w_k x_k`` of per-slice estimates.
 
     ``weights`` are renormalized over ``used_slices`` (they sum to 1). ``dropped_weight`` is
-    the share of the original total weight carried by ``dropped_slices``.
+    the share of the original total weight carried by ``dropped_slices``. ``df`` is the
+    Satterthwaite degrees of freedom of the Student t interval (None: a normal interval) and
+    ``center`` the interval's centre when it is not ``estimate`` (the pseudo-count-adjusted
+    rate of Price and Bonett 2004); the interval is ``center +/- t_df * se``, clipped to the
+    parameter's range.
     """
 
     estimate: float
@@ -171,6 +175,8 @@ class FixedMix:
     dropped_slices: tuple[str, ...]
     dropped_weight: float
     method: str
+    df: float | None = None
+    center: float | None = None
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,11 @@ zero. Against a bound ``b`` other than zero (a gate's ``-margin``) the same hold
 every delta is shifted by ``b`` and the variance is unchanged. This answers seed 000's open
 question with numbers: the mix that shipping may move is a parameter, and these are the
 shares at which the verdict it supports would change.
+
+``df``: when the fixed-mix interval is Student t on Satterthwaite's df (pass/fail slices,
+:mod:`evaldelta.stats._fixed_mix`), the critical value ``t_df`` replaces ``z`` and is held
+at today's df as the share moves (the df itself changes with the weights; holding it keeps
+the roots in closed form, and at today's share the interval is exactly the one reported).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from evaldelta.stats._proportions import z_critical
+from evaldelta.stats._means import t_critical
 from evaldelta.stats._results import BreakEven
 from evaldelta.stats._validate import check_confidence, check_nonnegative, check_real
 
@@ -66,6 +71,7 @@ def delta_at_share(
     name: str,
     share: float,
     confidence: float = 0.95,
+    df: float | None = None,
 ) -> tuple[float, float, float]:
     """The fixed-mix delta and its interval ``(delta, low, high)`` at a moved share.
 
@@ -79,7 +85,7 @@ def delta_at_share(
     if math.isnan(a):  # the only slice: its own delta whatever its share
         a, b = d_j, v_j
     d = share * d_j + (1.0 - share) * a
-    half = z_critical(confidence) * math.sqrt(share * share * v_j + (1.0 - share) ** 2 * b)
+    half = _critical(confidence, df) * math.sqrt(share * share * v_j + (1.0 - share) ** 2 * b)
     return d, d - half, d + half
 
 
@@ -90,6 +96,7 @@ def share_sweep(
     name: str,
     shares: Sequence[float],
     confidence: float = 0.95,
+    df: float | None = None,
 ) -> tuple[tuple[float, float, float, float], ...]:
     """``(share, delta, low, high)`` at each of ``shares``: :func:`delta_at_share` in a row.
 
@@ -98,7 +105,7 @@ def share_sweep(
     """
     out = []
     for s in shares:
-        d, low, high = delta_at_share(estimates, ses, weights, name, float(s), confidence)
+        d, low, high = delta_at_share(estimates, ses, weights, name, float(s), confidence, df)
         out.append((float(s), d, low, high))
     return tuple(out)
 
@@ -110,6 +117,7 @@ def break_even(
     name: str,
     confidence: float = 0.95,
     bound: float = 0.0,
+    df: float | None = None,
 ) -> BreakEven:
     """Where slice ``name``'s share would flip the fixed-mix delta's sign or interval.
 
@@ -128,7 +136,7 @@ def break_even(
     d_j, a = d_j - bound, a - bound  # D(s) - bound, the same linear form
     flip = a / (a - d_j) if a != d_j else None
     sign_flip = flip if flip is not None and 0.0 <= flip <= 1.0 else None
-    z2 = z_critical(confidence) ** 2
+    z2 = _critical(confidence, df) ** 2
     # (a' s + A)^2 - z^2 (v_j s^2 + B (1 - s)^2) = 0 with a' = d_j - A
     slope = d_j - a
     qa = slope * slope - z2 * (v_j + b)
@@ -137,6 +145,11 @@ def break_even(
     roots = _quadratic_roots(qa, qb, qc)
     flips = tuple(sorted(r for r in roots if 0.0 <= r <= 1.0))
     return BreakEven(name, share, delta, sign_flip, flips, d_j + bound, a + bound, bound)
+
+
+def _critical(confidence: float, df: float | None) -> float:
+    """``z`` (no df) or Student ``t_df``, the fixed-mix interval's critical value."""
+    return t_critical(confidence, math.inf if df is None else df)
 
 
 def _quadratic_roots(a: float, b: float, c: float) -> list[float]:

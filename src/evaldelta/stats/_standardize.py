@@ -57,6 +57,7 @@ def _fixed_mix(
     conf: float,
     method: str,
     bounds: tuple[float, float] | None = None,
+    dfs: Mapping[str, float] | None = None,
 ) -> FixedMix:
     total = sum(weights.values())
     used: list[str] = []
@@ -82,8 +83,17 @@ def _fixed_mix(
     used_total = sum(weights[k] for k in used)
     norm = {k: weights[k] / used_total for k in used}
     estimate = sum(norm[k] * float(estimates[k]) for k in used)
-    se = math.sqrt(sum((norm[k] * float(ses[k])) ** 2 for k in used))
-    half = z_critical(conf) * se
+    parts = [(norm[k] * float(ses[k])) ** 2 for k in used]
+    se = math.sqrt(sum(parts))
+    df: float | None = None
+    if dfs is None:
+        half = z_critical(conf) * se
+    else:
+        from evaldelta.stats._fixed_mix import satterthwaite_df
+        from evaldelta.stats._means import t_critical
+
+        df = satterthwaite_df(parts, [float(dfs[k]) for k in used])
+        half = t_critical(conf, df) * se
     low, high = estimate - half, estimate + half
     if bounds is not None:  # the parameter cannot leave its range; neither may its interval
         low, high = max(low, bounds[0]), min(high, bounds[1])
@@ -96,6 +106,7 @@ def _fixed_mix(
         tuple(dropped),
         dropped_weight,
         method,
+        df=df,
     )
 
 
@@ -105,6 +116,7 @@ def fixed_mix(
     weights: Mapping[str, float],
     confidence: float = 0.95,
     bounds: tuple[float, float] | None = None,
+    dfs: Mapping[str, float] | None = None,
 ) -> FixedMix:
     """Directly standardized combination ``sum_k w_k x_k`` of per-slice estimates.
 
@@ -125,6 +137,11 @@ def fixed_mix(
     clips the interval to the parameter's range: a normal interval around a standardized
     rate near 0 or 1 would otherwise claim impossible values, and clipping changes no
     interval's coverage, since the true value lies inside the range.
+
+    ``dfs`` (each used slice's degrees of freedom, for example ``n_k - 1`` for a t standard
+    error) makes the interval Student t on Satterthwaite's (1946) df of the combined
+    variance (:func:`evaldelta.stats.satterthwaite_df`), recorded as the result's ``df``:
+    a mix that weights a small slice heavily then widens as it should.
     """
     checked = _check_weights(weights)
     if bounds is not None:
@@ -136,9 +153,19 @@ def fixed_mix(
     for name, se in ses.items():
         if _is_finite(se) and float(se) < 0.0:
             raise ValueError(f"ses[{name!r}] must be non-negative; got {se!r}.")
-    return _fixed_mix(
-        estimates, ses, checked, conf, "direct standardization (normal interval)", bounds
+    if dfs is not None:
+        for name, f in dfs.items():
+            if not (_is_finite(f) or f == math.inf) or float(f) <= 0.0:
+                raise ValueError(f"dfs[{name!r}] must be positive; got {f!r}.")
+        missing = [k for k, w in checked.items() if w > 0 and k in estimates and k not in dfs]
+        if missing:
+            raise ValueError(f"dfs must give every weighted slice's df; missing {missing!r}.")
+    method = (
+        "direct standardization (normal interval)"
+        if dfs is None
+        else "direct standardization (t on Satterthwaite df)"
     )
+    return _fixed_mix(estimates, ses, checked, conf, method, bounds, dfs)
 
 
 def _check_counts(

@@ -9,11 +9,23 @@ from __future__ import annotations
 
 MIN_CLUSTERS = 20  # below this, the warning of Cameron, Gelbach and Miller (2008)
 UNEQUAL_CV = 1.0  # coefficient of variation of cluster sizes above which sizes are "very unequal"
+# a clustered pass rate (Korn-Graubard) on fewer clusters than this covers 0.92 when clustering
+# is strong (icc 0.3) and the rate 0.9, at 20 clusters as at 10 (docs/calibration.md); from
+# 50 clusters on it held at 0.94 on that grid (issue 24, item 16)
+MIN_RATE_CLUSTERS = 50
 
 WALD_MIN_PAIRS = 100  # below this the Wald paired interval under-covers (docs/calibration.md)
 # fewer informative pairs (non-zero deltas) than this: a paired t interval rests on too little
 # to be trusted (docs/calibration.md, zero-inflated deltas); the gate is inconclusive there
 MIN_INFORMATIVE = 10
+# fewer discordant pairs than this (b + c): Newcombe's paired interval covers as little as 0.89
+# when they all go one way (40 pairs, 5% discordance; docs/calibration.md, one-way grid), so
+# the reports say "rests on k discordant pairs" beside it (issue 24, item 12)
+MIN_DISCORDANT = 5
+# a paired t on case means of pass/fail repeats with fewer cases than this: its coverage on
+# the draws that print no other warning falls to 0.91 (20 cases; docs/calibration.md), so the
+# reports say "rests on n cases" and the gate is inconclusive (issue 24, item 14)
+MIN_REPEAT_CASES = 30
 
 # Brown, Cai and DasGupta (2001), section 4.1.1: with x* or fewer successes (failures) the
 # Wilson lower (upper) limit is widened to the one-sided Poisson limit. The paper uses x* = 2
