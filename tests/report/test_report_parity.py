@@ -309,7 +309,7 @@ def test_one_order_in_every_format_with_the_rule_stated(verified: Comparison) ->
     terminal = buf.getvalue()
     positions = [terminal.index(f" {name} ") for name in order]
     assert positions == sorted(positions)
-    rule = "worst first: the lowest upper end of the interval first"
+    rule = "worst first, by the upper end of each interval (the most gain the data allow)"
     for out in (text, squash(page_text(page)), md, squash(terminal)):
         assert rule in out
         assert "slices with fewer than 10 pairs after the others" in out

@@ -199,7 +199,10 @@ def order_rule(
     cases, or without an interval: the rule names those parts only when they apply.
     """
     unit = "pairs" if paired else "scored cases in each arm"
-    out = "worst first: the lowest upper end of the interval first (the most gain the data allow)"
+    out = (
+        "worst first, by the upper end of each interval (the most gain the data allow), "
+        "lowest first"
+    )
     if few:
         out += f"; slices with fewer than {minimum} {unit} after the others"
     if undefined:

@@ -87,7 +87,7 @@ def _slice_table(
             f"{pair.overall.n_pairs or ''} |"
         )
     rule = order.rule(pair.paired_available)
-    note = f"_Order, {rule}; {order.cut(len(shown), WHERE)}._"
+    note = f"_Order: {rule}; {order.cut(len(shown), WHERE)}._"
     if only is not None:  # a row for the one slice would repeat the all-cases row
         note = f"_{md_text(one_slice_sentence(only))}._"
     return [*out, "", note, ""]

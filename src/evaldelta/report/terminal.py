@@ -67,7 +67,7 @@ def _slice_table(
     how = "paired on shared cases" if pair.paired_available else "unpaired"
     only = one_slice(pair)
     title = f"Per slice, worst first: {c} - {b}, in {unit} ({how})"
-    caption = f"(order, {order.rule(pair.paired_available)})"
+    caption = f"(order: {order.rule(pair.paired_available)})"
     if only is not None:  # a row for the one slice would repeat the all-cases row
         title, caption = f"All cases: {c} - {b}, in {unit} ({how})", f"({one_slice_sentence(only)})"
     table = Table(

@@ -225,7 +225,7 @@ def _slice_section(
     only = one_slice(pair)
     if only is None:
         lines = [f"Per slice, worst first: {c} - {b}, in {unit} ({how})"]
-        lines.append(f"  (order, {order.rule(pair.paired_available)})")
+        lines.append(f"  (order: {order.rule(pair.paired_available)})")
     else:
         lines = [f"All cases: {c} - {b}, in {unit} ({how})", f"  ({one_slice_sentence(only)})"]
     p_head = "p (Holm)" if only is None else "p"
