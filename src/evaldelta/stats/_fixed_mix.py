@@ -153,10 +153,20 @@ def bonett_price_paired(
     return c - b, math.sqrt(max(0.0, b + c - (c - b) ** 2) / total)
 
 
-def _used(weights: dict[str, float], present: Mapping[str, int]) -> tuple[list[str], list[str]]:
-    used = [k for k, w in weights.items() if w > 0.0 and present.get(k, 0) > 0]
-    dropped = [k for k, w in weights.items() if w > 0.0 and present.get(k, 0) <= 0]
-    return used, dropped
+def _split(
+    weights: Mapping[str, float], present: Mapping[str, int]
+) -> tuple[list[str], list[str], float, dict[str, float]]:
+    """``(used, dropped, dropped share, weights renormalized over used)`` of checked weights.
+
+    A slice with positive weight is used when it has cases (``present``), else dropped.
+    """
+    checked = _check_weights(weights)
+    used = [k for k, w in checked.items() if w > 0.0 and present.get(k, 0) > 0]
+    dropped = [k for k, w in checked.items() if w > 0.0 and present.get(k, 0) <= 0]
+    dropped_weight = sum(checked[k] for k in dropped) / sum(checked.values())
+    used_total = sum(checked[k] for k in used)
+    norm = {k: checked[k] / used_total for k in used}
+    return used, dropped, dropped_weight, norm
 
 
 def _empty(method: str, dropped: list[str], dropped_weight: float) -> FixedMix:
@@ -182,16 +192,11 @@ def standardized_rate(
     [0, 1]; the module docstring says why. Slices with weight but no case are dropped and
     their share of the weight reported, as :func:`evaldelta.stats.fixed_mix` does.
     """
-    checked = _check_weights(weights)
-    total_w = sum(checked.values())
     present = {k: int(v[1]) for k, v in counts.items()}
-    used, dropped = _used(checked, present)
+    used, dropped, dropped_weight, norm = _split(weights, present)
     method = "direct standardization (Price-Bonett 2004 adjusted)"
-    dropped_weight = sum(checked[k] for k in dropped) / total_w
     if not used:
         return _empty(method, dropped, dropped_weight)
-    used_total = sum(checked[k] for k in used)
-    norm = {k: checked[k] / used_total for k in used}
     terms = [(norm[k], float(counts[k][0]), int(counts[k][1])) for k in used]
     est, center, se, ci = adjusted_linear_proportions(terms, confidence, (0.0, 1.0))
     return FixedMix(
@@ -211,17 +216,12 @@ def standardized_rate_difference(
     itself, as the paired one is (the break-even shares move the same centre), and clipped
     to [-1, 1]. A slice is used when both arms have cases in it.
     """
-    checked = _check_weights(weights)
-    total_w = sum(checked.values())
     present = {k: min(int(baseline.get(k, (0, 0))[1]), int(candidate.get(k, (0, 0))[1]))
                for k in set(baseline) | set(candidate)}  # fmt: skip
-    used, dropped = _used(checked, present)
+    used, dropped, dropped_weight, norm = _split(weights, present)
     method = "direct standardization, unpaired (Price-Bonett 2004 adjusted)"
-    dropped_weight = sum(checked[k] for k in dropped) / total_w
     if not used:
         return _empty(method, dropped, dropped_weight)
-    used_total = sum(checked[k] for k in used)
-    norm = {k: checked[k] / used_total for k in used}
     terms = [(norm[k], float(candidate[k][0]), int(candidate[k][1])) for k in used]
     terms += [(-norm[k], float(baseline[k][0]), int(baseline[k][1])) for k in used]
     est, _, se, _ = adjusted_linear_proportions(terms, confidence, (-1.0, 1.0))
@@ -246,20 +246,15 @@ def standardized_paired_delta(
     says so, as :func:`paired_proportions` does.
     """
     conf = check_confidence(confidence)
-    checked = _check_weights(weights)
-    total_w = sum(checked.values())
     cells: dict[str, tuple[int, int, int, int]] = {}
     for name, table in tables.items():
         a, b, c, d = (check_count(f"tables[{name!r}][{i}]", v) for i, v in enumerate(table))
         cells[name] = (a, b, c, d)
     present = {k: sum(v) for k, v in cells.items()}
-    used, dropped = _used(checked, present)
+    used, dropped, dropped_weight, norm = _split(weights, present)
     method = "direct standardization, paired (Bonett-Price 2012 adjusted)"
-    dropped_weight = sum(checked[k] for k in dropped) / total_w
     if not used:
         return _empty(method, dropped, dropped_weight)
-    used_total = sum(checked[k] for k in used)
-    norm = {k: checked[k] / used_total for k in used}
     slices = paired_mix_slices({k: cells[k] for k in used})
     estimate = sum(norm[k] * slices[k][0] for k in used)
     se = math.sqrt(sum((norm[k] * slices[k][1]) ** 2 for k in used))
