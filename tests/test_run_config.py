@@ -55,6 +55,10 @@ CASCADE = '[arms.c]\nkind = "cascade"\ncheap = "x"\nstrong = "y"\n'
         (CASCADE + 'verifier = { regex = "(" }\n', 5, "regular expression"),
         ('[providers.p]\nkind = "openai"\nmax_concurrency = 0\n', 3, "max_concurrency"),
         ("a = 1\nb = = 2\n", 2, "not valid TOML"),
+        # the local provider's own keys: an unknown one was a TypeError (exit 70) at run time
+        ('[providers.l]\nkind = "local"\nbogus = 1\n', 3, "unknown key 'bogus'"),
+        ('[providers.l]\nkind = "local"\nrepack = "yes"\n', 3, "must be true or false"),
+        ('[providers.l]\nkind = "local"\nn_ctx = 0\n', 3, "n_ctx"),
     ],
 )  # fmt: skip
 def test_bad_config_is_one_line_with_file_and_line(text: str, line: int, message: str) -> None:
@@ -63,6 +67,13 @@ def test_bad_config_is_one_line_with_file_and_line(text: str, line: int, message
     text_ = str(info.value)
     assert text_.startswith(f"run.toml, line {line}"), text_
     assert message in text_ and "\n" not in text_
+
+
+def test_local_provider_keys_reach_the_provider() -> None:
+    text = '[providers.l]\nkind = "local"\nrepack = true\nn_ctx = 512\n'
+    config = parse_config(text + '[arms.a]\nprovider = "l"\nmodel = "smollm2"\n', "run.toml")
+    options = config.providers["l"].factory_options()
+    assert options["repack"] is True and options["n_ctx"] == 512
 
 
 def test_flags_build_the_simple_case() -> None:

@@ -45,6 +45,7 @@ TOP_KEYS = ("cases", "repeats", "store", "max_cost", "prices", "seed", "pins", "
 PROVIDER_KEYS = ("kind", "base_url", "api_key_env", "timeout", "max_concurrency",
                  "requests_per_minute", "tokens_per_minute", "max_retries", "max_retry_after",
                  "retry_budget_seconds")  # fmt: skip
+LOCAL_KEYS = ("n_ctx", "n_threads", "repack")  # the local provider's own (LocalProvider)
 MAX_SECONDS = 1e7  # about 116 days: any longer wait is a typo (and overflows socket timeouts)
 MAX_CONCURRENCY = 10_000
 MAX_RETRIES = 1_000
@@ -282,8 +283,7 @@ def _provider(r: _Reader, name: str, value: object) -> ProviderConfig:
     kind = r.string(table.pop("kind", name), [*keys, "kind"])
     if kind not in KINDS:
         raise r.fail([*keys, "kind"], kind, f"unknown provider kind; choose {', '.join(KINDS)}")
-    if kind != "local":
-        r.known(table, keys, PROVIDER_KEYS)
+    r.known(table, keys, PROVIDER_KEYS + (LOCAL_KEYS if kind == "local" else ()))
     out: dict[str, Any] = {"name": name, "kind": kind}
     for key in ("base_url", "api_key_env"):
         if key in table:
@@ -301,6 +301,12 @@ def _provider(r: _Reader, name: str, value: object) -> ProviderConfig:
     ):
         if key in table:
             out[key] = r.integer(table.pop(key), [*keys, key], low=low, high=high)
+    if kind == "local":  # LocalProvider's own keyword arguments, checked like the rest
+        for key, low in (("n_ctx", 16), ("n_threads", 1)):
+            if key in table:
+                table[key] = r.integer(table[key], [*keys, key], low=low)
+        if "repack" in table and not isinstance(table["repack"], bool):
+            raise r.fail([*keys, "repack"], table["repack"], "must be true or false")
     return ProviderConfig(**out, options=table)
 
 
