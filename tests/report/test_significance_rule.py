@@ -65,13 +65,13 @@ def test_html_colours_follow_the_p_column(seed004):
 def test_terminal_colours_follow_the_p_column(seed004):
     from rich.console import Console
 
-    from evaldelta.report.terminal import _slice_table
+    from evaldelta.report.sections import Report
+    from evaldelta.report.sections.pairs import contexts
+    from evaldelta.report.sections.slices import SLICES, slice_table
 
-    metric = seed004.metrics[0]
-    slicing = metric.slicings[0]
-    pair = slicing.pairs[0]
+    first = contexts(Report(seed004))[0]  # the first metric, slicing column and pair
     console = Console(record=True, width=200, color_system="truecolor", force_terminal=True)
-    console.print(_slice_table(seed004, metric, slicing.arms, pair))
+    console.print(slice_table(SLICES.view(first)))
     red_cells = console.export_text(styles=True).count("\x1b[31m")
     assert red_cells == _expected(seed004)[0][1]
 

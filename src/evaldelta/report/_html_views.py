@@ -39,10 +39,9 @@ from evaldelta.report._facts import (
     standardized_rests_on,
 )
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct, fmt_signed
-from evaldelta.report._mixes import MixRow, SweepPanel
 from evaldelta.report._plan_rows import PLAN_NOTE, PlanRow, inconclusive_slices, plan_rows
 from evaldelta.report.plots import ForestRow, HistogramPanel, RateRow
-from evaldelta.report.text import _answer_lines
+from evaldelta.report.sections.heading import answer_lines
 
 __all__ = [
     "ArmSummary",
@@ -131,9 +130,6 @@ class PairView:
     order_rule: str = ""  # the one order of every format's per-slice table (report._facts)
     one_slice: str = ""  # said instead of a one-slice table beside its own total
     has_traffic: bool = False  # a traffic column only when traffic shares were given
-    forest_svg: str = ""
-    forest_note: str = ""  # the intervals cut at the forest plot's edge, named
-    rates_svg: str = ""
     rate_table: list[tuple[str, str, str, str]] = field(default_factory=list)
     weight_names: list[str] = field(default_factory=list)
     weight_rows: list[tuple[str, list[str]]] = field(default_factory=list)
@@ -159,16 +155,7 @@ class PairView:
     plan: list[PlanRow] = field(default_factory=list)
     plan_note: str = ""
     histogram: tuple[HistogramPanel, list[HistogramPanel]] | None = None
-    histogram_svg: str = ""
     histogram_note: str = ""
-    # mix sensitivity (report/_mixes.py): the mixes side by side, break-even, the sweep
-    mixes: list[MixRow] = field(default_factory=list)
-    mix_gate: bool = False  # a standardized gate rule ran: show its outcome per mix
-    mix_break_even: list[tuple[str, list[str]]] = field(default_factory=list)
-    sweep: list[SweepPanel] = field(default_factory=list)
-    sweep_svg: str = ""
-    sweep_captions: list[str] = field(default_factory=list)
-    sweep_shown: str = ""  # which slices are drawn, why, and which are not
 
 
 _WORDS = re.compile(r"\s+|[^\s]+")
@@ -446,7 +433,7 @@ def pair_view(
     index: int,
     verdict: Verdict | None = None,
 ) -> PairView:
-    """Format one pair's numbers (the plots are added by the caller)."""
+    """Format one pair's numbers (each section draws its own plot: ``report/sections``)."""
     binary = metric.kind == "binary"
     single = binary and not metric.repeated
     alpha_conf = comparison.confidence
@@ -466,7 +453,7 @@ def pair_view(
         binary=binary,
         unit="points" if binary else "score units",
         answer=[
-            line for line in _answer_lines(pair, binary, confidence=alpha_conf, arms=arms) if line
+            line for line in answer_lines(pair, binary, confidence=alpha_conf, arms=arms) if line
         ],
         order_rule=order.rule(pair.paired_available),
         one_slice=one_slice_sentence(only) if only is not None else "",

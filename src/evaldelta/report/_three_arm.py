@@ -134,7 +134,7 @@ def _basis(t: ThreeArmSummary) -> str:
 
 def three_arm_lines(t: ThreeArmSummary, confidence: str) -> list[str]:
     """The text section: two tables (largest gap first) and the answer sentence."""
-    from evaldelta.report.text import _table
+    from evaldelta.report.sections._lines import table as _table
 
     roles = "roles given" if t.roles_from == "given" else "roles from the run's cascade pins"
     lines = [
