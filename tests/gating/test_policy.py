@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from evaldelta._toml import locate_keys
 from evaldelta.errors import InputError, PolicyError
-from evaldelta.gating.policy import SliceRules, load_policy, locate_keys, parse_policy
+from evaldelta.gating.policy import SliceRules, load_policy, parse_policy
 from tests.conftest import ROOT, one_line_error
 
 RUNS = "case_id,arm,slice,score,cost_usd\n" + "".join(

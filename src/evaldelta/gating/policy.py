@@ -29,9 +29,9 @@ The schema (``examples/gate.toml`` is the commented reference)::
                                 # relative to the policy file); see evaldelta.regression
 
 ``tomllib`` reports line numbers only for syntax errors, so semantic errors are located by
-a small scanner over the text (:func:`locate_keys`): every message names the file, line,
-key and value, e.g. ``gate.toml, line 7, field 'defaults.max_regression', value -0.1:
-a margin must be >= 0``.
+the house's one scanner over the text (:func:`evaldelta._toml.locate_keys`): every message
+names the file, line, key and value, e.g. ``gate.toml, line 7, field
+'defaults.max_regression', value -0.1: a margin must be >= 0``.
 """
 
 from __future__ import annotations
@@ -61,7 +61,6 @@ __all__ = [
     "StandardizedRule",
     "critical_selector",
     "load_policy",
-    "locate_keys",
     "parse_policy",
 ]
 
@@ -176,65 +175,7 @@ class Policy:
 
     def where(self, *keys: str, value: object = None) -> Location:
         """The location of a key path (or its nearest enclosing table) in the policy file."""
-        return Location(self.path, _line_of(self.lines, keys), ".".join(keys) or None, value)
-
-
-def _line_of(lines: Mapping[str, int], keys: tuple[str, ...]) -> int | None:
-    parts = list(keys)
-    while parts:
-        hit = lines.get(".".join(parts))
-        if hit is not None:
-            return hit
-        parts.pop()
-    return None
-
-
-# -- locating keys in the text ------------------------------------------------------------
-_HEADER = re.compile(r"^\s*\[(?!\[)\s*(?P<name>[^\]]+?)\s*\]\s*(#.*)?$")
-_KEY = re.compile(
-    r"""^\s*(?P<key>(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*=(?P<rest>.*)$"""
-)
-_INLINE_KEY = re.compile(r"""(?:^|[{,])\s*(?P<key>[A-Za-z0-9_-]+|"[^"]*")\s*=""")
-_PART = re.compile(r"""[A-Za-z0-9_-]+|"[^"]*"|'[^']*'""")
-
-
-def _parts(dotted: str) -> list[str]:
-    return [p.strip("\"'") for p in _PART.findall(dotted)]
-
-
-def locate_keys(text: str) -> dict[str, int]:
-    """Map every table header and key (as a dotted path) to its first 1-based line.
-
-    A small scanner, not a TOML parser: it only runs on text ``tomllib`` already accepted,
-    and it covers headers, dotted keys and one level of inline tables. Lines inside a
-    multi-line string or array are skipped as far as a line-based scan can tell.
-    """
-    out: dict[str, int] = {}
-    table: list[str] = []
-    depth = 0  # open brackets of a multi-line array
-    for number, line in enumerate(text.splitlines(), start=1):
-        stripped = line.strip()
-        if depth > 0:
-            depth += stripped.count("[") - stripped.count("]")
-            continue
-        if not stripped or stripped.startswith("#"):
-            continue
-        header = _HEADER.match(line)
-        if header is not None:
-            table = _parts(header.group("name"))
-            out.setdefault(".".join(table), number)
-            continue
-        key = _KEY.match(line)
-        if key is None:
-            continue
-        path = [*table, *_parts(key.group("key"))]
-        out.setdefault(".".join(path), number)
-        rest = key.group("rest").split("#", 1)[0].strip()
-        if rest.startswith("{"):
-            for inner in _INLINE_KEY.finditer(rest):
-                out.setdefault(".".join([*path, inner.group("key").strip('"')]), number)
-        depth = max(0, rest.count("[") - rest.count("]"))
-    return out
+        return Location(self.path, _toml.line_of(self.lines, keys), ".".join(keys) or None, value)
 
 
 # -- parsing ------------------------------------------------------------------------------
@@ -247,7 +188,7 @@ def load_policy(path: str | Path) -> Policy:
 def parse_policy(text: str, path: str = "<policy>") -> Policy:
     """Parse policy TOML text; ``path`` is the name used in error messages."""
     data = _toml.loads(text, path, PolicyError)
-    return _Parser(path, locate_keys(text)).policy(data)
+    return _Parser(path, _toml.locate_keys(text)).policy(data)
 
 
 @dataclass
@@ -256,7 +197,7 @@ class _Parser:
     lines: dict[str, int]
 
     def where(self, keys: tuple[str, ...], value: object = None) -> Location:
-        return Location(self.path, _line_of(self.lines, keys), ".".join(keys), value)
+        return Location(self.path, _toml.line_of(self.lines, keys), ".".join(keys), value)
 
     def fail(self, keys: tuple[str, ...], value: object, message: str) -> PolicyError:
         return PolicyError(message, self.where(keys, value))
