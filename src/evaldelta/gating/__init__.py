@@ -1,7 +1,8 @@
 """The gate: a policy file applied to a comparison gives a verdict CI can trust.
 
 :mod:`evaldelta.gating.policy` parses the policy, :mod:`evaldelta.gating.verdict` applies it
-(pure) and :mod:`evaldelta.gating._rules` holds the rules of one pair. Here,
+(pure), :mod:`evaldelta.gating.rules` holds the rule kinds (one module each, one registry)
+and :mod:`evaldelta.gating.results` what the gate decides. Here,
 ``compare_with_policy(sources, "gate.toml")`` (also ``evaldelta.gate``) reads the policy,
 compares with its metric and critical cases, refuses
 (:class:`~evaldelta.errors.GateRefusedError`) when the arms differ in a pin beyond the
