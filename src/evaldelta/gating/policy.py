@@ -45,7 +45,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
 from evaldelta import _toml
 from evaldelta.engine import CriticalSelector
@@ -73,6 +73,7 @@ BASES: tuple[Basis, ...] = ("interval", "point")
 ON_INCONCLUSIVE: tuple[OnInconclusive, ...] = ("fail", "warn", "pass")
 FAIL_ADJUST: tuple[FailAdjust, ...] = ("holm", "bonferroni", "none")
 PINS_KEYS = ("allow",)
+UpstreamKind = Literal["prompt", "payload", "retrieval"]  # evaldelta.upstream.KINDS
 
 
 def _listed(shape: str) -> list[Rule]:
@@ -160,7 +161,7 @@ class Policy:
     slices: Mapping[str, SliceRules] = field(default_factory=dict)
     settings: Mapping[str, Any] = field(default_factory=dict)
     allow_pin_differences: tuple[str, ...] = ()  # fnmatch patterns of [pins] allow
-    allow_upstream_changes: tuple[str, ...] = ()  # [upstream] allow: prompt, payload, retrieval
+    allow_upstream_changes: tuple[UpstreamKind, ...] = ()  # [upstream] allow
     lines: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -364,7 +365,7 @@ class PolicyReader:
             )
         return tuple(value)
 
-    def _upstream(self, data: Mapping[str, Any]) -> tuple[str, ...]:
+    def _upstream(self, data: Mapping[str, Any]) -> tuple[UpstreamKind, ...]:
         """``[upstream] allow = ["prompt"]``: upstream changes the gate accepts undeclared."""
         from evaldelta.upstream import KINDS
 
@@ -378,7 +379,7 @@ class PolicyReader:
             raise self.fail(
                 (*prefix, "allow"), value, f"allow must be a list of {', '.join(KINDS)}"
             )
-        return tuple(value)
+        return cast(tuple[UpstreamKind, ...], tuple(value))  # each one of KINDS, checked
 
 
 def critical_selector(policy: Policy) -> CriticalSelector | None:
