@@ -83,9 +83,9 @@ from calibrate_edges import (
 from evaldelta import stats
 from evaldelta.gating import FAIL, evaluate
 from evaldelta.gating.policy import parse_policy
+from evaldelta.gating.synthetic import from_deltas
 from evaldelta.model import Comparison
 from evaldelta.stats._cluster import UNEQUAL_CV
-from evaldelta.synthetic import from_deltas
 
 SEED = 20261201
 __all__ = ["CHECK", "FLOOR", "HIGH_OK", "LOW_OK", "MIN_KEPT", "Cell"]
@@ -387,7 +387,7 @@ def study_clustered(rng: np.random.Generator, reps: int, gs: tuple[int, ...]) ->
 
 
 def make_comparison(deltas: dict[str, stats.PairedResult], *, kind: str = "graded") -> Comparison:
-    """A hand-built Comparison of ``deltas`` (see :func:`evaldelta.synthetic.from_deltas`)."""
+    """A hand-built Comparison of ``deltas`` (:func:`evaldelta.gating.synthetic.from_deltas`)."""
     return from_deltas(deltas, kind=kind, confidence=CONF, version="calibration")
 
 

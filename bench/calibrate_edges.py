@@ -38,8 +38,8 @@ from scipy.special import gammaln
 from evaldelta import stats
 from evaldelta.gating import FAIL, evaluate
 from evaldelta.gating.policy import parse_policy
+from evaldelta.gating.synthetic import from_deltas
 from evaldelta.stats._cluster import UNEQUAL_CV
-from evaldelta.synthetic import from_deltas
 
 __all__ = [
     "MIXES",

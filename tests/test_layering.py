@@ -103,3 +103,25 @@ def test_the_comparison_runs_no_query_method() -> None:
             ):
                 calls.append(f"{path.relative_to(SRC)}:{node.lineno}: .{node.attr}")
     assert not calls, calls
+
+
+def _importers(package: str, prefix: str) -> dict[str, list[str]]:
+    """The modules under ``package`` that import something under ``prefix``, and what."""
+    found = {
+        str(path.relative_to(SRC)): sorted(
+            m for m in _imports(path) if m == prefix or m.startswith(prefix + ".")
+        )
+        for path in sorted((SRC / package).rglob("*.py"))
+    }
+    return {k: v for k, v in found.items() if v}
+
+
+def test_the_gate_does_not_import_the_reports() -> None:
+    # the gate decides (rules, confounded pins, upstream changes); the reports render its
+    # decisions and may import gating's types, never the other way round (issue 25)
+    assert not _importers("gating", "evaldelta.report")
+
+
+def test_the_runner_does_not_import_the_gate() -> None:
+    # run/config.py found its keys' lines with the policy's scanner; it is _toml's now
+    assert not _importers("run", "evaldelta.gating")

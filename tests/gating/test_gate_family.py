@@ -21,7 +21,7 @@ from statsmodels.stats.multitest import multipletests
 from evaldelta import stats
 from evaldelta.gating import FAIL, INCONCLUSIVE, evaluate
 from evaldelta.gating.policy import parse_policy
-from evaldelta.synthetic import from_deltas
+from evaldelta.gating.synthetic import from_deltas
 
 POLICY = "[defaults]\nmax_regression = 0.0\n"
 

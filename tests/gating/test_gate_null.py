@@ -20,8 +20,8 @@ from scipy.stats import binom
 from evaldelta import stats
 from evaldelta.gating import FAIL, evaluate
 from evaldelta.gating.policy import parse_policy
+from evaldelta.gating.synthetic import from_deltas
 from evaldelta.model import Comparison
-from evaldelta.synthetic import from_deltas
 
 ALPHA = 0.05
 N_SLICES = 2000

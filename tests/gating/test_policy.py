@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from evaldelta._toml import locate_keys
 from evaldelta.errors import InputError, PolicyError
-from evaldelta.gating.policy import SliceRules, load_policy, locate_keys, parse_policy
+from evaldelta.gating.policy import SliceRules, load_policy, parse_policy
 from tests.conftest import ROOT, one_line_error
 
 RUNS = "case_id,arm,slice,score,cost_usd\n" + "".join(
@@ -20,8 +21,12 @@ def test_the_shipped_example_parses():
     policy = load_policy(ROOT / "examples" / "gate.toml")
     assert policy.basis == "interval"
     assert policy.on_inconclusive == "warn"
-    assert policy.defaults == SliceRules(max_regression=0.15, min_score=4.0, min_cases=30)
-    assert policy.rules_for("extraction") == SliceRules(0.05, 4.0, 100)
+    assert policy.defaults == SliceRules(
+        {"max_regression": 0.15, "min_score": 4.0, "min_cases": 30}
+    )
+    assert policy.rules_for("extraction") == SliceRules(
+        {"max_regression": 0.05, "min_score": 4.0, "min_cases": 100}
+    )
     assert policy.rules_for("faq_lookup") == policy.defaults
     assert policy.standardized is not None and policy.standardized.mix == "traffic"
     assert policy.critical is not None and policy.critical.cases == ("R00112",)
@@ -32,7 +37,7 @@ def test_top_level_rules_are_defaults_and_require_k_of_n():
     policy = parse_policy(
         'min_cases = 5\nmax_regression = 0\n[critical]\ntag = "x"\nrequire = "2 of 3"\n'
     )
-    assert policy.defaults == SliceRules(max_regression=0.0, min_cases=5)
+    assert policy.defaults == SliceRules({"max_regression": 0.0, "min_cases": 5})
     assert policy.on_inconclusive == "warn" and policy.basis == "interval"
     assert policy.critical is not None
     assert (policy.critical.require_k, policy.critical.require_n) == (2, 3)

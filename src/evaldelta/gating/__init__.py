@@ -1,13 +1,15 @@
 """The gate: a policy file applied to a comparison gives a verdict CI can trust.
 
 :mod:`evaldelta.gating.policy` parses the policy, :mod:`evaldelta.gating.verdict` applies it
-(pure) and :mod:`evaldelta.gating._rules` holds the rules of one pair. Here,
+(pure), :mod:`evaldelta.gating.rules` holds the rule kinds (one module each, one registry)
+and :mod:`evaldelta.gating.results` what the gate decides. Here,
 ``compare_with_policy(sources, "gate.toml")`` (also ``evaldelta.gate``) reads the policy,
 compares with its metric and critical cases, refuses
 (:class:`~evaldelta.errors.GateRefusedError`) when the arms differ in a pin beyond the
 declared arm difference and the policy does not allow it, refuses as well when paired
 cases saw a different rendered prompt, payload or retrieval than the arms declare
-(:mod:`evaldelta.comparison.upstream`; ``[upstream] allow``), and returns the comparison with
+(:mod:`evaldelta.comparison.upstream`; ``[upstream] allow``; both decided in
+:mod:`evaldelta.gating.confounds`), and returns the comparison with
 its :class:`~evaldelta.gating.verdict.Verdict`. A library user gets the same refusal as the
 command line.
 """
@@ -106,36 +108,8 @@ def compare_with_policy(
             f"metric {policy.metric!r} is not a column of {exc.location.path}",
             policy.where("metric", value=policy.metric),
         ) from None
-    if result.pin_differences:
-        from evaldelta.errors import GateRefusedError
-        from evaldelta.report._pins import fmt_pin
+    from evaldelta.gating.confounds import refuse_pins, refuse_upstream
 
-        first = result.pin_differences[0]
-        values = ", ".join(f"{a} {fmt_pin(v)}" for a, v in first.values.items())
-        keys = ", ".join(repr(d.key) for d in result.pin_differences)
-        raise GateRefusedError(
-            f"{policy.path}: the gate refuses to decide: the arms differ in {keys} "
-            f"(e.g. {first.key}: {values}) beyond the declared arm difference; hold it fixed "
-            f"and rerun, or allow it in the policy: [pins] allow = [{keys}]"
-        )
-    _refuse_upstream(policy, result)
+    refuse_pins(policy, result)
+    refuse_upstream(policy, result)
     return result, evaluate(policy, result)
-
-
-def _refuse_upstream(policy: Policy, result: Comparison) -> None:
-    """Refuse a comparison whose prompt, payload or retrieval moved without a declaration."""
-    from evaldelta.report._upstream import confounds, upstream_sentence
-
-    found = confounds(result)
-    if not found:
-        return
-    from evaldelta.errors import GateRefusedError
-
-    first = found[0]
-    example = f" (e.g. {first.examples[0].case_id})" if first.examples else ""
-    kinds = ", ".join(f'"{k}"' for k in dict.fromkeys(c.kind for c in found))
-    raise GateRefusedError(
-        f"{policy.path}: the gate refuses to decide: {upstream_sentence(first)}{example}; "
-        f"find the upstream change and rerun, or allow it in the policy: "
-        f"[upstream] allow = [{kinds}]"
-    )

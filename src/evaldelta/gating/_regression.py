@@ -12,7 +12,8 @@ import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
-from evaldelta.gating.policy import CriticalRule, Policy
+from evaldelta.gating.policy import Policy
+from evaldelta.gating.rules.critical import CriticalRule
 from evaldelta.regression._file import Provenance, load_set
 
 __all__ = ["regression_only", "with_regression_sets"]
@@ -36,7 +37,7 @@ def with_regression_sets(policy: Policy, paths: Sequence[str | Path]) -> Policy:
         regression=(*rule.regression, *cases),
         regression_sets=(*rule.regression_sets, *names),
     )
-    return dataclasses.replace(policy, critical=merged)
+    return dataclasses.replace(policy, settings={**policy.settings, "critical": merged})
 
 
 def regression_only(paths: Sequence[str | Path]) -> Policy:

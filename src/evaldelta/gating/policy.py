@@ -1,5 +1,9 @@
 """Read a gate policy (TOML) into a typed, frozen :class:`Policy`, validating every key first.
 
+The general keys are read here; every rule's key is read and validated by its rule kind in
+:mod:`evaldelta.gating.rules` (:data:`~evaldelta.gating.rules.RULES`), in the registry's
+order, so a new rule brings its own keys.
+
 The schema (``examples/gate.toml`` is the commented reference)::
 
     metric = "score"            # optional: the metric to gate on (default: the first)
@@ -29,25 +33,27 @@ The schema (``examples/gate.toml`` is the commented reference)::
                                 # relative to the policy file); see evaldelta.regression
 
 ``tomllib`` reports line numbers only for syntax errors, so semantic errors are located by
-a small scanner over the text (:func:`locate_keys`): every message names the file, line,
-key and value, e.g. ``gate.toml, line 7, field 'defaults.max_regression', value -0.1:
-a margin must be >= 0``.
+the house's one scanner over the text (:func:`evaldelta._toml.locate_keys`): every message
+names the file, line, key and value, e.g. ``gate.toml, line 7, field
+'defaults.max_regression', value -0.1: a margin must be >= 0``.
 """
 
 from __future__ import annotations
 
 import difflib
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
 from evaldelta import _toml
 from evaldelta.engine import CriticalSelector
 from evaldelta.errors import Location, PolicyError
-from evaldelta.regression._file import Provenance
+from evaldelta.gating.results import Basis, FailAdjust, OnInconclusive
+from evaldelta.gating.rules import RULES, Rule
+from evaldelta.gating.rules.critical import CriticalRule
+from evaldelta.gating.rules.standardized import StandardizedRule
 from evaldelta.stats import MIN_INFORMATIVE  # the report's "rests on k pairs" threshold
 
 __all__ = [
@@ -55,119 +61,126 @@ __all__ = [
     "FAIL_ADJUST",
     "MIN_INFORMATIVE",
     "ON_INCONCLUSIVE",
-    "CriticalRule",
     "Policy",
+    "PolicyReader",
     "SliceRules",
-    "StandardizedRule",
     "critical_selector",
     "load_policy",
-    "locate_keys",
     "parse_policy",
 ]
 
-BASES = ("interval", "point")
-ON_INCONCLUSIVE = ("fail", "warn", "pass")
-FAIL_ADJUST = ("holm", "bonferroni", "none")
-RULE_KEYS = ("max_regression", "min_score", "min_cases")
-TOP_KEYS = (
-    "metric",
-    "basis",
-    "on_inconclusive",
-    "fail_adjust",
-    "min_informative",
-    "max_cost_ratio",
-    *RULE_KEYS,
-    "defaults",
-    "slices",
-    "standardized",
-    "critical",
-    "pins",
-    "upstream",
-)
-STANDARDIZED_KEYS = ("mix", "margin")
+BASES: tuple[Basis, ...] = ("interval", "point")
+ON_INCONCLUSIVE: tuple[OnInconclusive, ...] = ("fail", "warn", "pass")
+FAIL_ADJUST: tuple[FailAdjust, ...] = ("holm", "bonferroni", "none")
 PINS_KEYS = ("allow",)
-CRITICAL_KEYS = ("cases", "column", "tag", "require", "pass_threshold", "regression_set")
+UpstreamKind = Literal["prompt", "payload", "retrieval"]  # evaldelta.upstream.KINDS
+
+
+def _listed(shape: str) -> list[Rule]:
+    """The registered rules of one shape, in the order the policy's messages list them."""
+    return sorted((r for r in RULES if r.shape == shape), key=lambda r: r.listed)
+
+
+def slice_keys() -> tuple[str, ...]:
+    """The keys of the slice rules (top level, ``[defaults]``, ``[slices.NAME]``)."""
+    return tuple(r.key for r in _listed("slice"))
+
+
+def top_keys() -> tuple[str, ...]:
+    """Every key the top level of a policy may hold."""
+    return (
+        "metric",
+        "basis",
+        "on_inconclusive",
+        "fail_adjust",
+        "min_informative",
+        *(r.key for r in _listed("value")),
+        *slice_keys(),
+        "defaults",
+        "slices",
+        *(r.key for r in _listed("table")),
+        "pins",
+        "upstream",
+    )
 
 
 @dataclass(frozen=True)
 class SliceRules:
-    """The rules that apply to one slice (None = not set)."""
+    """The slice rules' settings for one slice, by key; a key not set is absent."""
 
-    max_regression: float | None = None
-    min_score: float | None = None
-    min_cases: int | None = None
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+    def get(self, key: str) -> Any:
+        """One rule's setting (None: not set)."""
+        return self.values.get(key)
 
     def over(self, base: SliceRules) -> SliceRules:
         """These rules, falling back to ``base`` for every key not set here."""
-        return SliceRules(
-            max_regression=_first(self.max_regression, base.max_regression),
-            min_score=_first(self.min_score, base.min_score),
-            min_cases=_first(self.min_cases, base.min_cases),
-        )
+        return SliceRules({**base.values, **self.values})
 
     @property
     def empty(self) -> bool:
         """True when no rule is set."""
-        return self.max_regression is None and self.min_score is None and self.min_cases is None
-
-
-def _first(a: Any, b: Any) -> Any:
-    return a if a is not None else b
-
-
-@dataclass(frozen=True)
-class StandardizedRule:
-    """Non-inferiority of the fixed-mix delta under the named mix."""
-
-    mix: str
-    margin: float
-
-
-@dataclass(frozen=True)
-class CriticalRule:
-    """Cases that must pass in the candidate: ids and/or a flag column and/or a tag.
-
-    ``require_k`` of ``require_n`` attempts must pass; both None means every scored attempt.
-    ``pass_threshold`` None means the default (score >= 1, for a binary metric).
-    ``regression`` holds the cases of the regression sets named in ``regression_sets``
-    (``[critical] regression_set``, ``gate --regression-set``), with their provenance.
-    """
-
-    cases: tuple[str, ...] = ()
-    column: str | None = None
-    tag: str | None = None
-    require_k: int | None = None
-    require_n: int | None = None
-    pass_threshold: float | None = None
-    regression: tuple[Provenance, ...] = ()
-    regression_sets: tuple[str, ...] = ()
+        return not self.values
 
     @property
-    def require(self) -> str:
-        """``all`` or ``K of N``, as written in the policy."""
-        if self.require_k is None:
-            return "all"
-        return f"{self.require_k} of {self.require_n}"
+    def max_regression(self) -> float | None:
+        """The non-inferiority margin of the slice's delta."""
+        value: float | None = self.get("max_regression")
+        return value
+
+    @property
+    def min_score(self) -> float | None:
+        """The acceptance bar of the candidate's slice rate or mean."""
+        value: float | None = self.get("min_score")
+        return value
+
+    @property
+    def min_cases(self) -> int | None:
+        """The fewest cases that judge the slice."""
+        value: int | None = self.get("min_cases")
+        return value
 
 
 @dataclass(frozen=True)
 class Policy:
-    """A parsed gate policy. ``lines`` maps dotted key paths to their line in ``path``."""
+    """A parsed gate policy. ``lines`` maps dotted key paths to their line in ``path``.
+
+    ``settings`` holds the pair rules' settings by key (``max_cost_ratio``,
+    ``standardized``, ``critical``, and any rule registered in
+    :data:`evaldelta.gating.rules.RULES`); ``defaults`` and ``slices`` the slice rules'.
+    """
 
     path: str
     metric: str | None = None
-    basis: str = "interval"
-    on_inconclusive: str = "warn"
-    fail_adjust: str = "holm"
+    basis: Basis = "interval"
+    on_inconclusive: OnInconclusive = "warn"
+    fail_adjust: FailAdjust = "holm"
     min_informative: int = MIN_INFORMATIVE
-    max_cost_ratio: float | None = None
     defaults: SliceRules = field(default_factory=SliceRules)
     slices: Mapping[str, SliceRules] = field(default_factory=dict)
-    standardized: StandardizedRule | None = None
-    critical: CriticalRule | None = None
+    settings: Mapping[str, Any] = field(default_factory=dict)
     allow_pin_differences: tuple[str, ...] = ()  # fnmatch patterns of [pins] allow
-    allow_upstream_changes: tuple[str, ...] = ()  # [upstream] allow: prompt, payload, retrieval
+    allow_upstream_changes: tuple[UpstreamKind, ...] = ()  # [upstream] allow
     lines: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def max_cost_ratio(self) -> float | None:
+        """Candidate cost over baseline cost, at most (None: not gated)."""
+        value: float | None = self.settings.get("max_cost_ratio")
+        return value
+
+    @property
+    def standardized(self) -> StandardizedRule | None:
+        """The ``[standardized]`` rule, if set."""
+        value: StandardizedRule | None = self.settings.get("standardized")
+        return value
+
+    @property
+    def critical(self) -> CriticalRule | None:
+        """The ``[critical]`` rule, if set (or regression sets were given)."""
+        value: CriticalRule | None = self.settings.get("critical")
+        return value
 
     def rules_for(self, slice_name: str) -> SliceRules:
         """The rules of one slice: its own table over ``[defaults]``."""
@@ -176,65 +189,7 @@ class Policy:
 
     def where(self, *keys: str, value: object = None) -> Location:
         """The location of a key path (or its nearest enclosing table) in the policy file."""
-        return Location(self.path, _line_of(self.lines, keys), ".".join(keys) or None, value)
-
-
-def _line_of(lines: Mapping[str, int], keys: tuple[str, ...]) -> int | None:
-    parts = list(keys)
-    while parts:
-        hit = lines.get(".".join(parts))
-        if hit is not None:
-            return hit
-        parts.pop()
-    return None
-
-
-# -- locating keys in the text ------------------------------------------------------------
-_HEADER = re.compile(r"^\s*\[(?!\[)\s*(?P<name>[^\]]+?)\s*\]\s*(#.*)?$")
-_KEY = re.compile(
-    r"""^\s*(?P<key>(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*=(?P<rest>.*)$"""
-)
-_INLINE_KEY = re.compile(r"""(?:^|[{,])\s*(?P<key>[A-Za-z0-9_-]+|"[^"]*")\s*=""")
-_PART = re.compile(r"""[A-Za-z0-9_-]+|"[^"]*"|'[^']*'""")
-
-
-def _parts(dotted: str) -> list[str]:
-    return [p.strip("\"'") for p in _PART.findall(dotted)]
-
-
-def locate_keys(text: str) -> dict[str, int]:
-    """Map every table header and key (as a dotted path) to its first 1-based line.
-
-    A small scanner, not a TOML parser: it only runs on text ``tomllib`` already accepted,
-    and it covers headers, dotted keys and one level of inline tables. Lines inside a
-    multi-line string or array are skipped as far as a line-based scan can tell.
-    """
-    out: dict[str, int] = {}
-    table: list[str] = []
-    depth = 0  # open brackets of a multi-line array
-    for number, line in enumerate(text.splitlines(), start=1):
-        stripped = line.strip()
-        if depth > 0:
-            depth += stripped.count("[") - stripped.count("]")
-            continue
-        if not stripped or stripped.startswith("#"):
-            continue
-        header = _HEADER.match(line)
-        if header is not None:
-            table = _parts(header.group("name"))
-            out.setdefault(".".join(table), number)
-            continue
-        key = _KEY.match(line)
-        if key is None:
-            continue
-        path = [*table, *_parts(key.group("key"))]
-        out.setdefault(".".join(path), number)
-        rest = key.group("rest").split("#", 1)[0].strip()
-        if rest.startswith("{"):
-            for inner in _INLINE_KEY.finditer(rest):
-                out.setdefault(".".join([*path, inner.group("key").strip('"')]), number)
-        depth = max(0, rest.count("[") - rest.count("]"))
-    return out
+        return Location(self.path, _toml.line_of(self.lines, keys), ".".join(keys) or None, value)
 
 
 # -- parsing ------------------------------------------------------------------------------
@@ -247,23 +202,28 @@ def load_policy(path: str | Path) -> Policy:
 def parse_policy(text: str, path: str = "<policy>") -> Policy:
     """Parse policy TOML text; ``path`` is the name used in error messages."""
     data = _toml.loads(text, path, PolicyError)
-    return _Parser(path, locate_keys(text)).policy(data)
+    return PolicyReader(path, _toml.locate_keys(text)).policy(data)
 
 
 @dataclass
-class _Parser:
+class PolicyReader:
+    """Reads a policy's values; the rules validate their keys with its checks (one message each)."""
+
     path: str
     lines: dict[str, int]
 
     def where(self, keys: tuple[str, ...], value: object = None) -> Location:
-        return Location(self.path, _line_of(self.lines, keys), ".".join(keys), value)
+        """The location of a key path (or its nearest enclosing table)."""
+        return Location(self.path, _toml.line_of(self.lines, keys), ".".join(keys), value)
 
     def fail(self, keys: tuple[str, ...], value: object, message: str) -> PolicyError:
+        """A :class:`PolicyError` at a key path, naming its value."""
         return PolicyError(message, self.where(keys, value))
 
     def known(
         self, table: Mapping[str, Any], allowed: tuple[str, ...], prefix: tuple[str, ...]
     ) -> None:
+        """Refuse a key the table does not know, with the nearest known one."""
         for key in table:
             if key not in allowed:
                 close = difflib.get_close_matches(key, allowed, n=1)
@@ -275,11 +235,13 @@ class _Parser:
                 )
 
     def table(self, value: object, keys: tuple[str, ...]) -> Mapping[str, Any]:
+        """The value, which must be a table."""
         if not isinstance(value, dict):
             raise self.fail(keys, value, f"[{'.'.join(keys)}] must be a table")
         return value
 
     def number(self, value: object, keys: tuple[str, ...]) -> float:
+        """The value, which must be a finite number."""
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise self.fail(keys, value, "must be a number")
         if not math.isfinite(value):
@@ -287,6 +249,7 @@ class _Parser:
         return float(value)
 
     def margin(self, value: object, keys: tuple[str, ...]) -> float:
+        """The value, which must be a number >= 0 (a margin is written positive)."""
         out = self.number(value, keys)
         if out < 0:
             raise self.fail(
@@ -298,86 +261,87 @@ class _Parser:
         return out
 
     def string(self, value: object, keys: tuple[str, ...]) -> str:
+        """The value, which must be a non-empty string."""
         if not isinstance(value, str) or not value.strip():
             raise self.fail(keys, value, "must be a non-empty string")
         return value
 
     def choice(self, value: object, keys: tuple[str, ...], options: tuple[str, ...]) -> str:
+        """The value, which must be one of ``options``."""
         if value not in options:
             raise self.fail(keys, value, f"must be one of {', '.join(map(repr, options))}")
         return str(value)
 
     def rules(self, table: Mapping[str, Any], prefix: tuple[str, ...]) -> SliceRules:
+        """The slice rules set in one table (top level, ``[defaults]`` or a slice's)."""
         out: dict[str, Any] = {}
-        for key in RULE_KEYS:
-            if key not in table:
-                continue
-            keys, value = (*prefix, key), table[key]
-            if key == "max_regression":
-                out[key] = self.margin(value, keys)
-            elif key == "min_score":
-                out[key] = self.number(value, keys)
-            else:
-                if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                    raise self.fail(keys, value, "min_cases must be a whole number >= 1")
-                out[key] = value
-        return SliceRules(**out)
+        for rule in _listed("slice"):
+            if rule.key in table:
+                keys = (*prefix, rule.key)
+                out[rule.key] = rule.parse(self, table[rule.key], keys)
+        return SliceRules(out)
 
     def policy(self, data: Mapping[str, Any]) -> Policy:
-        self.known(data, TOP_KEYS, ())
-        top = self.rules(data, ())
-        defaults = SliceRules()
-        if "defaults" in data:
-            table = self.table(data["defaults"], ("defaults",))
-            self.known(table, RULE_KEYS, ("defaults",))
-            defaults = self.rules(table, ("defaults",))
-            for key in RULE_KEYS:
-                if getattr(top, key) is not None and getattr(defaults, key) is not None:
-                    raise self.fail(
-                        ("defaults", key),
-                        table[key],
-                        f"{key!r} is set both at the top level and in [defaults]; keep one",
-                    )
-        defaults = defaults.over(top)
+        """The whole policy from its parsed TOML."""
+        self.known(data, top_keys(), ())
+        defaults = self._defaults(data)
         slices: dict[str, SliceRules] = {}
         if "slices" in data:
             for name, value in self.table(data["slices"], ("slices",)).items():
                 keys = ("slices", name)
                 table = self.table(value, keys)
-                self.known(table, RULE_KEYS, keys)
+                self.known(table, slice_keys(), keys)
                 slices[name] = self.rules(table, keys)
         metric = self.string(data["metric"], ("metric",)) if "metric" in data else None
+        basis = self.choice(data.get("basis", "interval"), ("basis",), BASES)
+        on_inconclusive = self.choice(
+            data.get("on_inconclusive", "warn"), ("on_inconclusive",), ON_INCONCLUSIVE
+        )
+        fail_adjust = self.choice(data.get("fail_adjust", "holm"), ("fail_adjust",), FAIL_ADJUST)
+        min_informative = self._min_informative(data)
+        settings = {
+            rule.key: rule.parse(self, data[rule.key], (rule.key,))
+            for rule in (*_listed("value"), *_listed("table"))
+            if rule.key in data
+        }
         policy = Policy(
             path=self.path,
             metric=metric,
-            basis=self.choice(data.get("basis", "interval"), ("basis",), BASES),
-            on_inconclusive=self.choice(
-                data.get("on_inconclusive", "warn"), ("on_inconclusive",), ON_INCONCLUSIVE
-            ),
-            fail_adjust=self.choice(data.get("fail_adjust", "holm"), ("fail_adjust",), FAIL_ADJUST),
-            min_informative=self._min_informative(data),
-            max_cost_ratio=self._cost(data),
+            basis=basis,  # type: ignore[arg-type]  # one of BASES, checked above
+            on_inconclusive=on_inconclusive,  # type: ignore[arg-type]
+            fail_adjust=fail_adjust,  # type: ignore[arg-type]
+            min_informative=min_informative,
             defaults=defaults,
             slices=slices,
-            standardized=self._standardized(data),
-            critical=self._critical(data),
+            settings=settings,
             allow_pin_differences=self._pins(data),
             allow_upstream_changes=self._upstream(data),
             lines=dict(self.lines),
         )
-        if (
-            policy.defaults.empty
-            and all(r.empty for r in slices.values())
-            and policy.standardized is None
-            and policy.critical is None
-            and policy.max_cost_ratio is None
-        ):
+        if policy.defaults.empty and all(r.empty for r in slices.values()) and not settings:
+            names = [r.mention() for r in sorted(RULES, key=lambda r: r.listed)]
             raise PolicyError(
-                "the policy sets no rule (max_regression, min_score, min_cases, "
-                "[standardized], [critical] or max_cost_ratio)",
+                f"the policy sets no rule ({', '.join(names[:-1])} or {names[-1]})",
                 Location(self.path, 1),
             )
         return policy
+
+    def _defaults(self, data: Mapping[str, Any]) -> SliceRules:
+        """The slice rules of ``[defaults]`` and the top level (a key may sit in one only)."""
+        top = self.rules(data, ())
+        defaults = SliceRules()
+        if "defaults" in data:
+            table = self.table(data["defaults"], ("defaults",))
+            self.known(table, slice_keys(), ("defaults",))
+            defaults = self.rules(table, ("defaults",))
+            for key in slice_keys():
+                if top.get(key) is not None and defaults.get(key) is not None:
+                    raise self.fail(
+                        ("defaults", key),
+                        table[key],
+                        f"{key!r} is set both at the top level and in [defaults]; keep one",
+                    )
+        return defaults.over(top)
 
     def _min_informative(self, data: Mapping[str, Any]) -> int:
         value = data.get("min_informative", MIN_INFORMATIVE)
@@ -386,28 +350,6 @@ class _Parser:
                 ("min_informative",), value, "min_informative must be a whole number >= 0"
             )
         return value
-
-    def _cost(self, data: Mapping[str, Any]) -> float | None:
-        if "max_cost_ratio" not in data:
-            return None
-        keys = ("max_cost_ratio",)
-        out = self.number(data["max_cost_ratio"], keys)
-        if out <= 0:
-            raise self.fail(keys, data["max_cost_ratio"], "a cost ratio must be > 0")
-        return out
-
-    def _standardized(self, data: Mapping[str, Any]) -> StandardizedRule | None:
-        if "standardized" not in data:
-            return None
-        prefix = ("standardized",)
-        table = self.table(data["standardized"], prefix)
-        self.known(table, STANDARDIZED_KEYS, prefix)
-        if "margin" not in table:
-            raise self.fail(prefix, None, "[standardized] needs a margin")
-        return StandardizedRule(
-            mix=self.string(table.get("mix", "chosen"), (*prefix, "mix")),
-            margin=self.margin(table["margin"], (*prefix, "margin")),
-        )
 
     def _pins(self, data: Mapping[str, Any]) -> tuple[str, ...]:
         """``[pins] allow = [...]``: pin differences (fnmatch patterns) the gate accepts."""
@@ -423,7 +365,7 @@ class _Parser:
             )
         return tuple(value)
 
-    def _upstream(self, data: Mapping[str, Any]) -> tuple[str, ...]:
+    def _upstream(self, data: Mapping[str, Any]) -> tuple[UpstreamKind, ...]:
         """``[upstream] allow = ["prompt"]``: upstream changes the gate accepts undeclared."""
         from evaldelta.upstream import KINDS
 
@@ -437,60 +379,7 @@ class _Parser:
             raise self.fail(
                 (*prefix, "allow"), value, f"allow must be a list of {', '.join(KINDS)}"
             )
-        return tuple(value)
-
-    def _critical(self, data: Mapping[str, Any]) -> CriticalRule | None:
-        if "critical" not in data:
-            return None
-        prefix = ("critical",)
-        table = self.table(data["critical"], prefix)
-        self.known(table, CRITICAL_KEYS, prefix)
-        cases: tuple[str, ...] = ()
-        if "cases" in table:
-            value = table["cases"]
-            if not isinstance(value, list) or not all(isinstance(c, str) and c for c in value):
-                raise self.fail(
-                    (*prefix, "cases"), value, "cases must be a list of case ids (strings)"
-                )
-            cases = tuple(dict.fromkeys(value))
-        column = self.string(table["column"], (*prefix, "column")) if "column" in table else None
-        tag = self.string(table["tag"], (*prefix, "tag")) if "tag" in table else None
-        regression: tuple[Provenance, ...] = ()
-        sets: tuple[str, ...] = ()
-        if "regression_set" in table:
-            keys = (*prefix, "regression_set")
-            named = self.string(table["regression_set"], keys)
-            path = Path(self.path).parent / named
-            if not path.is_file():
-                raise self.fail(keys, named, f"the regression set {str(path)!r} does not exist")
-            from evaldelta.regression._file import load_set
-
-            regression = tuple(c.provenance() for c in load_set(path).cases)
-            sets = (str(path),)
-        if not cases and column is None and tag is None and not sets:
-            raise self.fail(
-                prefix, None, "[critical] needs cases, column or tag (or a regression_set)"
-            )
-        k = n = None
-        if "require" in table:
-            k, n = self._require(table["require"], (*prefix, "require"))
-        threshold = (
-            self.number(table["pass_threshold"], (*prefix, "pass_threshold"))
-            if "pass_threshold" in table
-            else None
-        )
-        return CriticalRule(cases, column, tag, k, n, threshold, regression, sets)
-
-    def _require(self, value: object, keys: tuple[str, ...]) -> tuple[int | None, int | None]:
-        if value == "all":
-            return None, None
-        found = re.fullmatch(r"\s*(\d+)\s+of\s+(\d+)\s*", value) if isinstance(value, str) else None
-        if found is None:
-            raise self.fail(keys, value, "require must be 'all' or 'K of N' (e.g. '2 of 3')")
-        k, n = int(found.group(1)), int(found.group(2))
-        if not 1 <= k <= n:
-            raise self.fail(keys, value, "require 'K of N' needs 1 <= K <= N")
-        return k, n
+        return cast(tuple[UpstreamKind, ...], tuple(value))  # each one of KINDS, checked
 
 
 def critical_selector(policy: Policy) -> CriticalSelector | None:

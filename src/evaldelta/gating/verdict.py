@@ -28,6 +28,7 @@ The same three-way structure applies to ``min_score`` (the candidate's slice rat
 and its Wilson or t interval against the bar) and to ``[standardized] margin`` (the
 fixed-mix delta and its interval; under ``mix = "chosen"`` once per ``--mix`` mix, each
 with the shares at which its outcome would change: :mod:`evaldelta.gating._mix_rules`).
+Each rule kind is one module of :mod:`evaldelta.gating.rules`, listed once in its ``RULES``.
 ``min_cases`` makes a thin slice inconclusive, never a
 silent pass. ``max_cost_ratio`` compares the cost ratio with its bound (no interval).
 Critical cases pass when every scored attempt of the candidate passes (or ``K of N``); a
@@ -69,18 +70,19 @@ from collections.abc import Sequence
 
 from evaldelta import stats
 from evaldelta.errors import PolicyError, UsageError
-from evaldelta.gating._rules import (
+from evaldelta.gating.policy import Policy
+from evaldelta.gating.results import (
     EXIT_CODES,
     FAIL,
     INCONCLUSIVE,
     PASS,
+    Outcome,
     RuleResult,
     Verdict,
-    _PairGate,
-    aggregate_only,
     judge,
 )
-from evaldelta.gating.policy import Policy
+from evaldelta.gating.rules import RULES, PairGate
+from evaldelta.gating.rules.aggregate import aggregate_only
 from evaldelta.model import Comparison, MetricResult, SlicingResult
 
 __all__ = [
@@ -127,17 +129,17 @@ def evaluate(
                 raise UsageError(f"candidate {name!r} is not in the comparison")
     rules: list[RuleResult] = []
     for pair in pairs:
-        rules.extend(_PairGate(policy, result, slicing, pair, comparison.confidence).rules())
+        rules.extend(_pair_rules(PairGate(policy, result, slicing, pair, comparison.confidence)))
     rules, family = _adjust_fails(rules, policy.fail_adjust, 1.0 - comparison.confidence)
-    outcome = (
+    outcome: Outcome = (
         FAIL
         if any(r.outcome == FAIL for r in rules)
         else INCONCLUSIVE
         if any(r.outcome == INCONCLUSIVE for r in rules) or not rules
         else PASS
     )
-    decision = outcome
-    if outcome == INCONCLUSIVE and policy.on_inconclusive in (FAIL, PASS):
+    decision: Outcome = outcome
+    if outcome == INCONCLUSIVE and policy.on_inconclusive != "warn":
         decision = policy.on_inconclusive
     return Verdict(
         outcome=outcome,
@@ -158,7 +160,25 @@ def evaluate(
     )
 
 
-INTERVAL_RULES = ("max_regression", "min_score", "standardized_margin")
+def _pair_rules(gate: PairGate) -> list[RuleResult]:
+    """Every registered rule the policy sets, on one pair: per slice, then the pair's own.
+
+    In the registry's order (:data:`evaldelta.gating.rules.RULES`): the order the verdict
+    lists them in before it sorts them by outcome.
+    """
+    out: list[RuleResult] = []
+    policy = gate.policy
+    for name in gate.slicing.slices:
+        own = policy.rules_for(name)
+        for rule in RULES:
+            setting = own.get(rule.key) if rule.shape == "slice" else None
+            if setting is not None:
+                out.extend(rule.evaluate(gate, setting, name))
+    for rule in RULES:
+        setting = policy.settings.get(rule.key) if rule.shape != "slice" else None
+        if setting is not None:
+            out.extend(rule.evaluate(gate, setting, None))
+    return out
 
 
 def _adjust_fails(
@@ -176,7 +196,8 @@ def _adjust_fails(
     adjusted p-value is at most ``alpha / 2``; one that failed on its own interval but not
     after the adjustment becomes inconclusive, leaning fail.
     """
-    family = [i for i, r in enumerate(rules) if r.basis == "interval" and r.rule in INTERVAL_RULES]
+    judged = {r.kind for r in RULES if r.interval}  # the rules judged on an interval
+    family = [i for i, r in enumerate(rules) if r.basis == "interval" and r.rule in judged]
     raw = [
         float(rules[i].p_fail)  # type: ignore[arg-type]
         if rules[i].p_fail is not None and math.isfinite(rules[i].p_fail)  # type: ignore[arg-type]

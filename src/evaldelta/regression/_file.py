@@ -164,42 +164,13 @@ class RegressionSet:
 
 
 # -- locating keys ------------------------------------------------------------------------
-_KEY = re.compile(r"""^\s*(?P<key>[A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*")\s*=""")
-_HEADER = re.compile(r"^\s*(?P<open>\[\[?)\s*(?P<name>[^\]]+?)\s*\]\]?\s*(#.*)?$")
+def _path(index: int, key: str) -> list[str]:
+    """The key path of (case index, key) for :func:`evaldelta._toml.line_of`; -1 is the top.
 
-
-def _locate(text: str) -> dict[tuple[int, str], int]:
-    """Map (case index, key) to its 1-based line; index -1 is the top level.
-
-    ``(i, "")`` is case i's ``[[cases]]`` header and ``(i, "fields.NAME")`` a field. A
-    line scanner over text ``tomllib`` accepted: lines inside a multi-line string are
-    skipped (an odd count of triple quotes opens or closes one).
+    ``(i, "")`` is case i's ``[[cases]]`` header and ``(i, "fields.NAME")`` a field.
     """
-    out: dict[tuple[int, str], int] = {}
-    index, prefix, inside = -1, "", ""  # inside: the delimiter of an open multi-line string
-    for number, line in enumerate(text.splitlines(), start=1):
-        if inside:
-            if line.count(inside) % 2 == 1:
-                inside = ""
-            continue
-        header = _HEADER.match(line)
-        if header is not None and not line.lstrip().startswith("#"):
-            name = header.group("name").strip()
-            if header.group("open") == "[[" and name == "cases":
-                index, prefix = index + 1, ""
-                out.setdefault((index, ""), number)
-            elif name == "cases.fields":
-                prefix = "fields."
-                out.setdefault((index, "fields"), number)
-            continue
-        key = _KEY.match(line)
-        if key is not None:
-            out.setdefault((index, prefix + key.group("key").strip('"')), number)
-        for delimiter in ('"""', "'''"):
-            if line.count(delimiter) % 2 == 1:
-                inside = delimiter
-                break
-    return out
+    keys = key.split(".", 1) if key else []
+    return keys if index < 0 else ["cases", str(index), *keys]
 
 
 # -- parsing and validation ---------------------------------------------------------------
@@ -212,18 +183,16 @@ def load_set(path: str | Path) -> RegressionSet:
 def parse_set(text: str, path: str = "<regression set>") -> RegressionSet:
     """Parse and validate regression set text; ``path`` names it in errors."""
     data = _toml.loads(text, path, RegressionSetError)
-    return _Validator(path, _locate(text)).set(data)
+    return _Validator(path, _toml.locate_keys(text)).set(data)
 
 
 @dataclass
 class _Validator:
     path: str
-    lines: dict[tuple[int, str], int]
+    lines: dict[str, int]
 
     def fail(self, index: int, key: str, value: object, message: str) -> RegressionSetError:
-        line = self.lines.get((index, key))
-        if line is None:
-            line = self.lines.get((index, key.split(".")[0]), self.lines.get((index, "")))
+        line = _toml.line_of(self.lines, _path(index, key))
         return RegressionSetError(message, Location(self.path, line, key or None, value))
 
     def known(self, table: Mapping[str, Any], allowed: tuple[str, ...], index: int) -> None:
@@ -433,7 +402,7 @@ def append_text(text: str | None, cases: list[RegressionCase], path: str) -> str
     """
     current = HEADER if text is None else text
     old = parse_set(current, path)
-    line = _locate(current).get((-1, "revision"))
+    line = _toml.locate_keys(current).get("revision")
     if line is None:  # validation requires the key, so the scanner always finds it
         raise RegressionSetError("no top-level revision line found", Location(path))
     rows = current.splitlines(keepends=True)

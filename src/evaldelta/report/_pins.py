@@ -1,14 +1,15 @@
 """Pins side by side: one column per compared arm, the rows where the arms differ first.
 
 Shared by the text report (differing pins only) and the HTML (differing rows highlighted,
-the pins every arm shares folded away). Values stay raw text: the HTML escapes them.
+the pins every arm shares folded away). Values stay raw text: the HTML escapes them. A pin's
+text (``fmt_pin``) is the gate's, which states a pin difference when it refuses to decide.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
+from evaldelta.gating.confounds import fmt_pin
 from evaldelta.model import Comparison, PinValue
 
 __all__ = ["PinsView", "fmt_pin", "pins_view"]
@@ -23,17 +24,6 @@ class PinsView:
     arms: tuple[str, ...]
     differing: list[tuple[str, list[str]]] = field(default_factory=list)
     same: list[tuple[str, str]] = field(default_factory=list)
-
-
-def fmt_pin(value: PinValue) -> str:
-    """A pin as text: null as ``null``, booleans lower-case, floats as written (repr)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and not math.isfinite(value):
-        return "n/a"
-    return str(value)
 
 
 def _canonical(value: PinValue) -> tuple[str, object]:

@@ -1,7 +1,8 @@
 """The upstream change detector in words: counts per arm pair, and a diff of an example case.
 
-Shared by the text, Markdown and HTML reports and the gate's refusal. Texts stay raw here:
-each renderer escapes them for its format.
+Shared by the text, Markdown and HTML reports. What counts as a confound, and its sentence,
+is the gate's (:mod:`evaldelta.gating.confounds`); this module only lays it out. Texts stay
+raw here: each renderer escapes them for its format.
 """
 
 from __future__ import annotations
@@ -10,30 +11,17 @@ import difflib
 import re
 from dataclasses import dataclass
 
-from evaldelta.model import Comparison, UpstreamCheck, UpstreamExample
+from evaldelta.gating.confounds import confounds, upstream_sentence
+from evaldelta.model import Comparison, UpstreamExample
 
 __all__ = [
-    "KIND_WORDS",
     "UpstreamLine",
-    "confounds",
-    "declare_phrase",
     "example_diff",
     "markdown_lines",
     "text_lines",
-    "upstream_sentence",
     "upstream_view",
 ]
 
-KIND_WORDS = {
-    "prompt": "rendered prompt",
-    "payload": "request payload",
-    "retrieval": "set of retrieved documents",
-}
-WHO = {
-    "pins": "their pins differ",
-    "expect_change": "--expect-change",
-    "policy": "the policy's [upstream] allow",
-}
 DIFF_LINES = 8  # changed lines shown per example
 
 
@@ -44,36 +32,6 @@ class UpstreamLine:
     sentence: str
     confounded: bool
     examples: tuple[tuple[str, tuple[str, ...]], ...]  # (case_id, diff lines)
-
-
-def declare_phrase(check: UpstreamCheck) -> str:
-    """What the pair declares: ``which declare only a model change``, ``... no change``."""
-    kinds = list(check.declared)
-    if not kinds:
-        return "which declare no upstream change"
-    if kinds == ["model"]:
-        return "which declare only a model change"
-    return f"which declare a {' and '.join(kinds)} change"
-
-
-def upstream_sentence(check: UpstreamCheck) -> str:
-    """``12 of 40 paired cases saw a different rendered prompt between a and b, ...``."""
-    what = KIND_WORDS[check.kind]
-    pair = f"between {check.baseline} and {check.candidate}"
-    if not check.compared:
-        return (
-            f"the {what} is not recorded for both arms on any of {check.paired:,} paired "
-            f"cases {pair}, so it cannot be compared"
-        )
-    unrecorded = check.paired - check.compared
-    tail = f" ({unrecorded:,} more paired cases lack the hash in one arm)" if unrecorded else ""
-    head = f"{check.differing:,} of {check.compared:,} paired cases saw a different {what} {pair}"
-    if not check.differing:
-        return head + tail
-    if check.expected_by:
-        why = WHO.get(check.expected_by, check.expected_by)
-        return f"{head}, as expected: the arms declare a {check.kind} change ({why}){tail}"
-    return f"{head}, {declare_phrase(check)}{tail}"
 
 
 def _lines(text: str) -> list[str]:
@@ -112,11 +70,6 @@ def upstream_view(comparison: Comparison) -> list[UpstreamLine]:
         )
         out.append(UpstreamLine(upstream_sentence(check), check.confounded, examples))
     return out
-
-
-def confounds(comparison: Comparison) -> list[UpstreamCheck]:
-    """The (pair, kind) checks that saw undeclared upstream differences."""
-    return [c for c in comparison.upstream if c.confounded]
 
 
 def text_lines(comparison: Comparison) -> list[str]:

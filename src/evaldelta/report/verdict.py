@@ -14,7 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from evaldelta.gating import FAIL, INCONCLUSIVE, PASS, RuleResult, Verdict
-from evaldelta.gating._rules import NOT_RUN
+from evaldelta.gating.rules import rule_of
+from evaldelta.gating.rules.critical import NOT_RUN
 from evaldelta.model import Comparison, to_jsonable
 from evaldelta.report._escape import md_code, md_text, term_text
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_pct, places_apart
@@ -30,7 +31,6 @@ __all__ = [
 ]
 
 _ORDER = {FAIL: 0, INCONCLUSIVE: 1, PASS: 2}
-_DELTA_RULES = ("max_regression", "standardized_margin", "aggregate_welch", "aggregate_paired")
 _BADGE = {PASS: "✅ PASS", FAIL: "❌ FAIL", INCONCLUSIVE: "⚠️ INCONCLUSIVE"}
 
 
@@ -41,28 +41,32 @@ def _sorted(verdict: Verdict) -> list[RuleResult]:
 def rule_numbers(rule: RuleResult, binary: bool) -> tuple[str, str, str, str]:
     """The estimate, interval, bound and n of a rule, formatted for its kind.
 
-    The outcome hangs on these figures against the bound, so each gets the decimals it
-    needs to print unlike the bound (``1.503`` against ``<= 1.500``, never ``1.50 <= 1.50``;
+    The layout is the rule kind's (:attr:`~evaldelta.gating.rules.Rule.figures`: a delta, a
+    level, a count, a ratio, a critical case's attempts). The outcome hangs on these figures
+    against the bound, so each gets the decimals it needs to print unlike the bound
+    (``1.503`` against ``<= 1.500``, never ``1.50 <= 1.50``;
     :func:`~evaldelta.report._format.places_apart`).
     """
     n = "" if rule.n is None else str(rule.n)
     ends = (rule.ci.low, rule.ci.high) if rule.ci is not None else ()
     figures = (rule.estimate, *ends)
-    if rule.rule in _DELTA_RULES:
+    kind = rule_of(rule.rule)
+    style = kind.figures if kind is not None else "plain"
+    if style == "delta":
         scale = 100.0 if binary else 1.0
         p = places_apart(figures, rule.bound, 1 if binary else 3, scale)
         ci = fmt_ci(rule.ci.low, rule.ci.high, binary, p) if rule.ci is not None else ""
         return fmt_delta(rule.estimate, binary, p), ci, fmt_delta(rule.bound, binary, p), n
-    if rule.rule == "min_score":
+    if style == "level":
         p = places_apart(figures, rule.bound, 3)
         ci = f"[{fmt(rule.ci.low, p)}, {fmt(rule.ci.high, p)}]" if rule.ci is not None else ""
         return fmt(rule.estimate, p), ci, fmt(rule.bound, p), n
-    if rule.rule == "min_cases":
+    if style == "count":
         return n, "", f">= {fmt(rule.bound, 0)}", n
-    if rule.rule == "max_cost_ratio":
+    if style == "ratio":
         p = places_apart(figures, rule.bound, 2)
         return fmt(rule.estimate, p), "", f"<= {fmt(rule.bound, p)}", n
-    if rule.rule == "critical":
+    if style == "attempts":
         if rule.case_id is None:
             return "", "", "", n
         passes = "" if rule.estimate is None else f"{fmt(rule.estimate, 0)}/{n} passed"
@@ -121,7 +125,7 @@ def rule_break_even_sentences(
     "long_context would have to grow from 5.0% to 6.7% of the today mix for the
     standardized rule to pass"; with none from 0% to 100%, one sentence says so.
     """
-    if rule.rule != "standardized_margin" or rule.mix is None:
+    if rule.mix is None or not rule.break_even:  # only the standardized rule has them
         return []
     mix = name(rule.mix)
     changes = [
@@ -130,8 +134,6 @@ def rule_break_even_sentences(
         for share, to in ((b.up, b.up_outcome), (b.down, b.down_outcome))
         if share is not None and to is not None
     ]
-    if not rule.break_even:
-        return []
     if not changes:
         return [
             f"no single slice's share, anywhere from 0% to 100%, changes the standardized "

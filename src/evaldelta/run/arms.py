@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from evaldelta.errors import EvaldeltaError
-from evaldelta.run.checking import CheckRunner, Verdict, Verifier
+from evaldelta.run.checking import CheckRunner, Verifier, VerifierResult
 from evaldelta.run.config import Arm, CascadeArm, ModelArm, RunConfig
 
 __all__ = ["Call", "Caller", "Outcome", "Verify", "run_attempt"]
@@ -42,7 +42,7 @@ class Call:
 
 
 Caller = Callable[[ModelArm, Mapping[str, Any], str, int], Awaitable[Call]]
-Verify = Callable[[Verifier, str, Mapping[str, Any]], Awaitable[Verdict]]
+Verify = Callable[[Verifier, str, Mapping[str, Any]], Awaitable[VerifierResult]]
 
 
 def _total(values: Sequence[float | int | None]) -> Any:

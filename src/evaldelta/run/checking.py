@@ -33,7 +33,14 @@ from evaldelta.errors import ConfigError, JudgeError, Location
 from evaldelta.provider import Provider
 from evaldelta.run.scoring import OutputCheck
 
-__all__ = ["AttemptScore", "CheckRunner", "ChecksVerifier", "Verdict", "Verifier", "checks_pins"]
+__all__ = [
+    "AttemptScore",
+    "CheckRunner",
+    "ChecksVerifier",
+    "Verifier",
+    "VerifierResult",
+    "checks_pins",
+]
 
 
 def checks_pins(checks: CheckSet, pairwise: bool = False) -> dict[str, Any]:
@@ -123,7 +130,7 @@ Verifier = OutputCheck | ChecksVerifier
 
 
 @dataclass(frozen=True)
-class Verdict:
+class VerifierResult:
     """A verifier's result on one cheap output: pass (keep it) or not (escalate), and why."""
 
     passed: bool
@@ -151,13 +158,15 @@ class CheckRunner:
         """The provider a judge check names."""
         return self.providers[name]
 
-    async def verify(self, verifier: Verifier, output: str, case: Mapping[str, Any]) -> Verdict:
+    async def verify(
+        self, verifier: Verifier, output: str, case: Mapping[str, Any]
+    ) -> VerifierResult:
         """Run ``verifier`` on a cheap step's output (exceptions propagate to the caller)."""
         if isinstance(verifier, OutputCheck):
             value = verifier.value(output, case)
             bar = verifier.threshold if verifier.threshold is not None else 1.0
             passed = value >= bar
-            return Verdict(passed, {"kind": verifier.kind, "value": value, "passed": passed})
+            return VerifierResult(passed, {"kind": verifier.kind, "value": value, "passed": passed})
         if verifier.judge is None:
             failed: dict[str, str] = {}
             unscored: list[str] = []
@@ -174,7 +183,7 @@ class CheckRunner:
                 "failed": failed,
                 "unscored": unscored,
             }
-            return Verdict(not failed, detail)
+            return VerifierResult(not failed, detail)
         judge = verifier.judge_check
         run = await judge_single(
             judge,
@@ -199,7 +208,7 @@ class CheckRunner:
             "reason": res.reason,
             "model_versions": list(run.pins.model_versions),
         }
-        return Verdict(passed, detail)
+        return VerifierResult(passed, detail)
 
     async def score(
         self,

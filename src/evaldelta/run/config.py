@@ -18,7 +18,6 @@ from typing import Any
 from evaldelta import _toml
 from evaldelta.checks._score import CheckSet, load_checks
 from evaldelta.errors import ConfigError, Location, UsageError
-from evaldelta.gating.policy import locate_keys
 from evaldelta.provider import GenerationParams
 from evaldelta.run.checking import ChecksVerifier, Verifier
 from evaldelta.run.providers.registry import KINDS
@@ -156,12 +155,7 @@ class _Reader:
         self.lines = lines
 
     def where(self, keys: Sequence[str], value: object = None) -> Location:
-        parts = list(keys)
-        line = None
-        while parts and line is None:
-            line = self.lines.get(".".join(parts))
-            parts.pop()
-        return Location(self.path, line, ".".join(keys) or None, value)
+        return Location(self.path, _toml.line_of(self.lines, keys), ".".join(keys) or None, value)
 
     def fail(self, keys: Sequence[str], value: object, message: str) -> ConfigError:
         return ConfigError(message, self.where(keys, value))
@@ -225,7 +219,7 @@ def load_config(path: str | Path) -> RunConfig:
 def parse_config(text: str, path: str = "<run config>") -> RunConfig:
     """Parse run config TOML; ``path`` names it in messages and anchors relative paths."""
     data = _toml.loads(text, path, ConfigError)
-    r = _Reader(path, locate_keys(text))
+    r = _Reader(path, _toml.locate_keys(text))
     r.known(data, (), TOP_KEYS)
     score_table = r.table(data.get("score", {}), ("score",))
     checks = None
