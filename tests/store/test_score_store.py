@@ -16,8 +16,8 @@ from evaldelta.run.config import load_config, with_flags
 from evaldelta.run.execute import RunSummary, execute
 from evaldelta.store import SCHEMA_VERSION, Store
 from tests.conftest import one_line_error
+from tests.run.test_run import KEY, TWO_ARMS, write_cases, write_config
 from tests.servers.fake_llm import FakeLLM
-from tests.test_run import KEY, TWO_ARMS, write_cases, write_config
 
 CHECKS = """\
 checks:

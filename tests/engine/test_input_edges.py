@@ -11,8 +11,7 @@ import pytest
 
 from evaldelta.comparison import compare
 from evaldelta.errors import BadValueError
-
-from .conftest import one_line_error
+from tests.conftest import one_line_error
 
 
 def test_huge_mix_weights_keep_their_shares(write) -> None:  # type: ignore[no-untyped-def]

@@ -15,7 +15,7 @@ from evaldelta.demo import SCENARIOS, run_scenario
 from evaldelta.report import render_json, render_markdown, render_text
 from evaldelta.report.terminal import print_terminal
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOTS = ROOT / "tests" / "snapshots"
 SCHEMA = json.loads((ROOT / "schema" / "comparison.schema.json").read_text())
 

@@ -15,7 +15,7 @@ from evaldelta.audit import Yardstick, audit, normalize_whitespace, read_goldens
 from evaldelta.demo import audit_demo, run_demo
 from evaldelta.errors import MissingColumnError, UsageError
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DATA = files("evaldelta.data").joinpath("seed002_tickets")
 DIR = Path(str(DATA))
 GENERATOR = REPO / "tools" / "generate_audit_demo.py"

@@ -43,7 +43,7 @@ def _expected(deltas: list[float], max_bins: int = 40) -> tuple[int, tuple[int, 
     return int((arr == 0).sum()), tuple(int(c) for c in counts)
 
 
-REAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "real"
+REAL = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "real"
 
 
 def _pair(result):  # type: ignore[no-untyped-def]

@@ -28,7 +28,7 @@ from evaldelta.comparison import compare
 from evaldelta.demo import SCENARIOS, run_scenario, write_demo_html
 from evaldelta.report.html import render_html
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "tests" / "artifacts"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
