@@ -4,7 +4,7 @@ Run from the repository root:
 
     /work/venv/bin/python tools/generate_audit_demo.py [--out DIR]
 
-Writes src/evaldelta/data/seed002_tickets/ (tests/test_audit_demo.py checks that a re-run
+Writes src/evaldelta/data/seed002_tickets/ (tests/checks/test_audit.py checks that a re-run
 reproduces it byte for byte):
 
 * ``tickets.csv``: 40 tickets (the ids, ticket types and pass/fail outcomes of

@@ -9,7 +9,7 @@ Every file is synthetic and reproduces the numbers of one seed document in
 numpy's ``default_rng`` seeded with ``SEED`` (one independent stream per scenario),
 the CSVs are written with the ``csv`` module, ``\\n`` line endings and fixed float
 formatting, so re-running the script reproduces the committed files byte for byte
-(tests/test_demo_data.py checks that).
+(tests/demo/test_demo_data.py checks that).
 
 Files (long row format of DESIGN.md, one row per attempt):
 
@@ -178,7 +178,7 @@ def build_seed002(rng: np.random.Generator) -> list[Row]:
 #
 # The same 40 tickets and scores as seed002.csv, with the upstream hashes the runner records
 # per attempt (evaldelta.upstream: sha256 of canonical JSON; re-implemented here so the
-# generator needs numpy only, and checked against the library in tests/test_upstream_demo.py).
+# generator needs numpy only, and checked against the library in tests/demo/test_upstream_demo.py).
 # The two arms declare a model release only, but the candidate's run came after the
 # retriever's index was refreshed: on UPSTREAM_CHANGED tickets it retrieved a newer version
 # of the ticket type's policy page, which the template renders into the prompt, so those
@@ -226,7 +226,7 @@ def build_seed002_upstream(rows: Sequence[Row], rng: np.random.Generator) -> lis
 # All scores are handled as integer tenths (10..50 = 1.0..5.0), so every sum below is
 # exact. Notation: S = always_strong, C = always_cheap, K = cascade, D = K - S.
 #
-# Targets (from the seed; tests/test_demo_data.py checks each one):
+# Targets (from the seed; tests/demo/test_demo_data.py checks each one):
 #   means C 4.28, K 4.31, S 4.34; paired D mean -0.0286 (sum -143.0), sd 0.17, SE
 #   0.0024, t -11.9; 91% of D exactly zero; per-arm sd near 0.9 (unpaired SE 0.018);
 #   extraction (150 rows): C 3.10, S 4.40, D mean -0.85 (89% of the total D);

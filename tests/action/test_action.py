@@ -21,12 +21,12 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT
+from tests.rows import paired, write_rows
 from tests.servers.fake_github import MAX_BODY, FakeGitHub
 
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
 SCHEMA = ROOT / "tests" / "fixtures" / "github" / "github-action.composite.schema.json"
 TOKEN = "ghs_test"
-HEADER = "case_id,arm,slice,score"
 PASSING = 'max_regression = 0.9\non_inconclusive = "pass"\n'
 
 
@@ -41,15 +41,13 @@ def github() -> Iterator[FakeGitHub]:
     server.stop()
 
 
-def _rows(path: Path, slices: dict[str, tuple[int, int]], n: int = 40) -> Path:
+def _runs(path: Path, slices: dict[str, tuple[int, int]], n: int = 40) -> Path:
     """Per slice (baseline passes, candidate passes) out of n cases."""
-    lines = [HEADER]
+    rows = []
     for name, (b, c) in slices.items():
-        for i in range(n):
-            lines.append(f"{name}-{i},prod,{name},{int(i < b)}")
-            lines.append(f"{name}-{i},next,{name},{int(i < c)}")
-    path.write_text("\n".join(lines) + "\n")
-    return path
+        pairs = [(int(i < b), int(i < c)) for i in range(n)]
+        rows += paired(pairs, arms=("prod", "next"), slice=name, case="{slice}-{i}")
+    return write_rows(path, rows)
 
 
 def _event(tmp: Path, number: int = 7, fork: bool = False) -> Path:
@@ -115,7 +113,7 @@ def run_action(
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    _rows(tmp_path / "runs.csv", {"a": (30, 30), "b": (36, 10), "c": (20, 21)})
+    _runs(tmp_path / "runs.csv", {"a": (30, 30), "b": (36, 10), "c": (20, 21)})
     (tmp_path / "gate.toml").write_text("max_regression = 0.1\n")
     return tmp_path
 
@@ -156,7 +154,7 @@ def test_the_marked_comment_is_found_on_a_later_page(repo, github):
 
 
 def test_fail_on_inconclusive(tmp_path, github):
-    _rows(tmp_path / "runs.csv", {"a": (20, 18)})
+    _runs(tmp_path / "runs.csv", {"a": (20, 18)})
     (tmp_path / "gate.toml").write_text("max_regression = 0.05\n")
     code, _, outputs, _ = run_action(tmp_path, github, rows="runs.csv", policy="gate.toml")
     assert outputs["decision"] == "inconclusive" and outputs["exit-code"] == "3"
@@ -190,7 +188,7 @@ def test_a_403_is_reported_not_failed(repo, github):
 
 def test_a_long_report_is_cut_under_the_comment_limit(tmp_path, github):
     slices = {f"s{i:04d}": (6, 6) for i in range(700)}
-    _rows(tmp_path / "runs.csv", slices, n=8)
+    _runs(tmp_path / "runs.csv", slices, n=8)
     (tmp_path / "gate.toml").write_text("max_regression = 0.5\nmin_cases = 5\n")
     _code, _log, outputs, summary = run_action(
         tmp_path, github, rows="runs.csv", policy="gate.toml"

@@ -15,8 +15,8 @@ from evaldelta.report import render_json, render_text
 from evaldelta.report.html import render_html
 from evaldelta.sources import Source, display_path, flatten_pins
 from evaldelta.store import Store, resolve_run
+from tests.run.test_run import KEY, TWO_ARMS, run, write_cases, write_config
 from tests.servers.fake_llm import FakeLLM
-from tests.test_run import KEY, TWO_ARMS, run, write_cases, write_config
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "schema" / "comparison.schema.json").read_text())

@@ -16,6 +16,7 @@ from evaldelta.demo import data_path
 from evaldelta.errors import MixError, UsageError
 from evaldelta.model import Standardized
 from tests.conftest import one_line_error
+from tests.rows import csv_text
 
 
 @pytest.fixture(scope="module")
@@ -107,11 +108,12 @@ def test_a_mix_file_must_weight_every_slice(seed000, write):
 
 def test_a_later_slicing_column_keeps_equal_as_equal(write):
     # two slicing columns: a mix file weights the first; equal must be equal on both
-    lines = ["case_id,arm,slice,band,score"]
+    lines = []
     for i in range(40):
         band = "hi" if i < 30 else "lo"  # 30 cases against 10: actual is not equal
-        lines += [f"c{i},a,s{i % 2},{band},{i % 3 == 0:d}", f"c{i},b,s{i % 2},{band},{i % 2}"]
-    rows = write("two.csv", "\n".join(lines) + "\n")
+        lines += [(f"c{i}", "a", f"s{i % 2}", band, int(i % 3 == 0))]
+        lines += [(f"c{i}", "b", f"s{i % 2}", band, i % 2)]
+    rows = write("two.csv", csv_text(lines, "case_id,arm,slice,band,score"))
     result = compare([rows], baseline="a", by=("slice", "band"), mix=["equal", "actual"])
     second = result.metrics[0].slicings[1].pairs[0].standardized
     assert [s.mix for s in second] == ["equal", "actual"]

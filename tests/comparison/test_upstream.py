@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import hashlib
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from evaldelta.upstream import (
     strip_secrets,
 )
 from tests.conftest import one_line_error
+from tests.rows import write_rows
 
 POLICY = 'max_regression = 0.5\non_inconclusive = "pass"\n'
 
@@ -87,15 +87,6 @@ def test_retrieval_hash_ignores_order_and_duplicates():
 # -- counts ---------------------------------------------------------------------------------
 
 
-def _rows(path: Path, rows: list[dict[str, object]]) -> Path:
-    names = list(dict.fromkeys(k for r in rows for k in r))
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, names)
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
-
-
 def _prompt_rows(path: Path, changed: int = 3, n: int = 10) -> Path:
     rows: list[dict[str, object]] = []
     for i in range(n):
@@ -107,7 +98,7 @@ def _prompt_rows(path: Path, changed: int = 3, n: int = 10) -> Path:
                 {"case_id": f"c{i}", "arm": arm, "score": i % 2, "prompt_hash": _sha(text),
                  "rendered_prompt": text}
             )  # fmt: skip
-    return _rows(path, rows)
+    return write_rows(path, rows, eol="\r\n")  # csv.DictWriter's line ending
 
 
 def test_counts_the_paired_cases_whose_prompt_differs(tmp_path: Path):
@@ -144,7 +135,7 @@ def test_repeats_compare_as_sets_and_unrecorded_hashes_are_not_compared(tmp_path
         # c3: arm a only: not paired
         {"case_id": "c3", "arm": "a", "repeat": 0, "score": 1, "payload_hash": "z"},
     ]
-    result = compare([_rows(tmp_path / "rows.csv", rows)], baseline="a")
+    result = compare([write_rows(tmp_path / "rows.csv", rows, eol="\r\n")], baseline="a")
     (check,) = result.upstream
     assert (check.kind, check.paired, check.compared, check.differing) == ("payload", 3, 2, 1)
     assert [e.case_id for e in check.examples] == ["c1"]
@@ -153,7 +144,7 @@ def test_repeats_compare_as_sets_and_unrecorded_hashes_are_not_compared(tmp_path
 
 def test_rows_without_hash_columns_report_nothing(tmp_path: Path):
     rows = [{"case_id": "c0", "arm": a, "score": 1} for a in ("a", "b")]
-    result = compare([_rows(tmp_path / "rows.csv", rows)])
+    result = compare([write_rows(tmp_path / "rows.csv", rows, eol="\r\n")])
     assert result.upstream == ()
     assert "Upstream" not in render_text(result)
 
@@ -250,7 +241,7 @@ def test_reports_escape_the_stored_texts(tmp_path: Path):
         {"case_id": "c0", "arm": "a", "score": 1, "prompt_hash": "h1", "rendered_prompt": "hi"},
         {"case_id": "c0", "arm": "b", "score": 1, "prompt_hash": "h2", "rendered_prompt": hostile},
     ]
-    result = compare([_rows(tmp_path / "rows.csv", rows)], baseline="a")
+    result = compare([write_rows(tmp_path / "rows.csv", rows, eol="\r\n")], baseline="a")
     html = render_html(result)
     assert '<section id="upstream">' in html and '<pre class="diff">' in html
     assert "<script>alert(1)" not in html and "&lt;script&gt;alert(1)" in html

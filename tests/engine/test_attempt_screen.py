@@ -28,6 +28,7 @@ from evaldelta.report import render_json
 from evaldelta.sources import parse_source
 from evaldelta.sources._canonical import read_sources
 from evaldelta.sources._fetch import rows as fetch_rows
+from tests.rows import csv_text
 
 Write = Callable[[str, str], Path]
 ARMS = ("a", "b", "c")
@@ -39,15 +40,16 @@ def test_the_screen_flags_exactly_the_cases_that_repeat_a_pair(write: Write, see
     # most once, half 0 to 3 times: every kind of carry (a pair twice, three times, two pairs
     # twice, a pair twice beside its neighbour)
     rng = random.Random(seed)
-    lines, truth = ["case_id,arm,repeat,score"], {}
+    rows, truth = [], {}
     for i in range(400):
         times = (0, 1, 1) if i % 2 else (0, 0, 1, 1, 1, 2, 3)
         counts = Counter({(arm, r): rng.choice(times) for arm in ARMS for r in range(5)})
         counts[(ARMS[i % 3], 4)] = max(counts[(ARMS[i % 3], 4)], 1)  # the top repeat is 4
         truth[f"c{i}"] = any(k > 1 for k in counts.values())
         for (arm, r), k in counts.items():
-            lines += [f"c{i},{arm},{r},{rng.randrange(2)}"] * k
-    tables = read_sources([parse_source(str(write("rows.csv", "\n".join(lines) + "\n")))])
+            rows += [(f"c{i}", arm, r, rng.randrange(2))] * k
+    path = write("rows.csv", csv_text(rows, "case_id,arm,repeat,score"))
+    tables = read_sources([parse_source(str(path))])
     checked = validate(tables)
     assert checked.top_repeat(ARMS) == 4
     cases = build_case_table(
@@ -61,13 +63,15 @@ def test_the_screen_flags_exactly_the_cases_that_repeat_a_pair(write: Write, see
 
 
 def _repeated_runs(write: Write, repeats: tuple[int, ...], dup: str | None = None) -> Path:
-    lines = ["case_id,arm,slice,repeat,score"]
-    for i in range(60):
-        for arm in ("v1", "v2"):
-            lines += [f"c{i},{arm},s{i % 3},{r},{(i + r) % 2}" for r in repeats]
+    rows = [
+        (f"c{i}", arm, f"s{i % 3}", r, (i + r) % 2)
+        for i in range(60)
+        for arm in ("v1", "v2")
+        for r in repeats
+    ]
     if dup is not None:
-        lines.append(dup)
-    return write("rows.csv", "\n".join(lines) + "\n")
+        rows.append(tuple(dup.split(",")))
+    return write("rows.csv", csv_text(rows, "case_id,arm,slice,repeat,score"))
 
 
 def _count_row_checks(monkeypatch: pytest.MonkeyPatch) -> list[int]:

@@ -22,10 +22,16 @@ from evaldelta.errors import DuplicateRowError, SliceConflictError
 from evaldelta.report import render_json
 from evaldelta.sources import parse_source
 from evaldelta.sources._canonical import read_sources
+from tests.rows import csv_text
 
 Write = Callable[[str, str], Path]
-ROWS = "case_id,arm,task,lang,score\n" + "".join(
-    f"c{i},{arm},t{i % 2},l{i % 3},{(i + k) % 2}\n" for i in range(12) for k, arm in enumerate("ab")
+ROWS = csv_text(
+    [
+        (f"c{i}", arm, f"t{i % 2}", f"l{i % 3}", (i + k) % 2)
+        for i in range(12)
+        for k, arm in enumerate("ab")
+    ],
+    "case_id,arm,task,lang,score",
 )
 
 
@@ -63,8 +69,14 @@ def test_a_case_in_two_slices_of_the_second_column_is_refused(write: Write) -> N
 
 def test_a_duplicate_among_repeats_is_refused(write: Write) -> None:
     """With repeats every case has several rows: the duplicate is found among them."""
-    text = "case_id,arm,task,repeat,score\n" + "".join(
-        f"c{i},{arm},t{i % 2},{r},{(i + r) % 2}\n" for i in range(8) for arm in "ab" for r in (0, 1)
+    text = csv_text(
+        [
+            (f"c{i}", arm, f"t{i % 2}", r, (i + r) % 2)
+            for i in range(8)
+            for arm in "ab"
+            for r in (0, 1)
+        ],
+        "case_id,arm,task,repeat,score",
     )
     path = write("rep.csv", text)
     out = json.loads(render_json(compare([path], by=["task"])))

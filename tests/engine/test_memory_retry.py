@@ -18,6 +18,7 @@ import evaldelta.engine._reduce as reduce_mod
 from evaldelta.comparison import compare
 from evaldelta.errors import DuplicateRowError
 from evaldelta.report import render_json
+from tests.rows import write_rows
 
 
 class OutOfMemoryException(Exception):
@@ -25,13 +26,12 @@ class OutOfMemoryException(Exception):
 
 
 def _rows(path: Path, cases: int = 300) -> Path:
-    lines = ["case_id,arm,slice,score"]
+    rows = []
     for i in range(cases):
         # some ids carry blanks the canonical relation trims: they must hash as trimmed
         case = f" c{i}" if i % 7 == 0 else f"c{i}"
-        lines += [f"{case},v1,s{i % 3},{i % 2}", f"c{i},v2,s{i % 3},{(i // 4) % 2}"]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+        rows += [(case, "v1", f"s{i % 3}", i % 2), (f"c{i}", "v2", f"s{i % 3}", (i // 4) % 2)]
+    return write_rows(path, rows, "case_id,arm,slice,score")
 
 
 def _out_of_memory_until(monkeypatch: pytest.MonkeyPatch, parts_that_fit: int) -> list[int]:
@@ -101,14 +101,15 @@ def _repeated(
     path: Path, dup: str | None = None, cases: int = 200, repeats: tuple[int, ...] = (0, 1)
 ) -> Path:
     """Every case run twice per arm (every case has several rows), optionally one duplicate."""
-    lines = ["case_id,arm,slice,repeat,score"]
-    for i in range(cases):
-        for arm in ("v1", "v2"):
-            lines += [f"c{i},{arm},s{i % 3},{r},{(i + r) % 2}" for r in repeats]
+    rows = [
+        (f"c{i}", arm, f"s{i % 3}", r, (i + r) % 2)
+        for i in range(cases)
+        for arm in ("v1", "v2")
+        for r in repeats
+    ]
     if dup is not None:
-        lines.append(dup)
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+        rows.append(tuple(dup.split(",")))
+    return write_rows(path, rows, "case_id,arm,slice,repeat,score")
 
 
 def _duplicate_check_out_of_memory_until(monkeypatch: pytest.MonkeyPatch, fit: int) -> list[int]:

@@ -17,17 +17,18 @@ import pytest
 from evaldelta.comparison import compare
 from evaldelta.errors import SliceConflictError
 from evaldelta.report import render_json
+from tests.rows import csv_text
 
 Write = Callable[[str, str], Path]
 
 
 def _rows(write: Write) -> Path:
-    lines = ["case_id,arm,slice,score"]
+    rows = []
     for i in range(30):
-        lines += [f"c{i},a,t{i % 2},{i % 2}", f"c{i},b,t{i % 2},{(i // 2) % 2}"]
-    lines += ["c3,c,t9,1"]  # the third arm puts c3 in another slice
-    lines += [f"only{i},c,t{i % 2},1" for i in range(5)]  # and has cases of its own
-    return write("rows.csv", "\n".join(lines) + "\n")
+        rows += [(f"c{i}", "a", f"t{i % 2}", i % 2), (f"c{i}", "b", f"t{i % 2}", (i // 2) % 2)]
+    rows += [("c3", "c", "t9", 1)]  # the third arm puts c3 in another slice
+    rows += [(f"only{i}", "c", f"t{i % 2}", 1) for i in range(5)]  # and has cases of its own
+    return write("rows.csv", csv_text(rows, "case_id,arm,slice,score"))
 
 
 def test_other_arms_rows_count_for_nothing(write: Write) -> None:

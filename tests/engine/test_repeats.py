@@ -21,6 +21,7 @@ from evaldelta.errors import DuplicateRowError
 from evaldelta.sources import Source, read_sources
 from evaldelta.sources._fetch import rows as fetch_rows
 from evaldelta.stats import parse_reducer, reduce_values
+from tests.rows import write_rows
 
 from ..conftest import CliResult, one_line_error
 
@@ -30,7 +31,7 @@ REDUCERS = ["mean", "median", "mode", "max", "min", "at_least_2", "pass_at_2", "
 def _write(path: Path, seed: int, graded: bool) -> dict[tuple[str, str], list[float]]:
     rng = random.Random(seed)
     values: dict[tuple[str, str], list[float]] = {}
-    lines = []
+    rows = []
     pool = [1.0, 2.0, 3.0, 4.0, 5.0] if graded else [0.0, 1.0]
     for case in range(120):
         for arm in ("a", "b"):
@@ -40,10 +41,10 @@ def _write(path: Path, seed: int, graded: bool) -> dict[tuple[str, str], list[fl
                 v = rng.choice(pool) if rng.random() > 0.15 else math.nan
                 seq.append(v)
                 text = "" if math.isnan(v) else repr(v)
-                lines.append(f"c{case:03d},{arm},s{case % 3},{repeat},{text}")
+                rows.append((f"c{case:03d}", arm, f"s{case % 3}", repeat, text))
             values[(f"c{case:03d}", arm)] = seq
-    rng.shuffle(lines)  # the attempt order is the repeat number, not the row order
-    path.write_text("case_id,arm,slice,repeat,score\n" + "\n".join(lines) + "\n")
+    rng.shuffle(rows)  # the attempt order is the repeat number, not the row order
+    write_rows(path, rows, "case_id,arm,slice,repeat,score")
     return values
 
 

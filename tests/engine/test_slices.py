@@ -22,15 +22,12 @@ import evaldelta.engine._slices as slices_mod
 from evaldelta.engine import ALL, build_case_table, reduce_slices, validate
 from evaldelta.sources import parse_source
 from evaldelta.sources._canonical import read_sources
+from tests.rows import write_rows
 
 ARMS = ("base", "cand")
 
 
-def _write(path: Path, rows: list[tuple[str, str, str, int, str, str]]) -> Path:
-    lines = ["case_id,arm,slice,repeat,score,cost_usd"]
-    lines += [",".join(map(str, r)) for r in rows]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+COLUMNS = "case_id,arm,slice,repeat,score,cost_usd"  # the tuples _graded_rows etc. return
 
 
 def _graded_rows(seed: int) -> list[tuple[str, str, str, int, str, str]]:
@@ -110,7 +107,7 @@ def test_graded_repeats_match_exact_fractions_per_slice_and_overall(
     tmp_path: Path, seed: int
 ) -> None:
     rows = _graded_rows(seed)
-    cases, reduced = _reduce(_write(tmp_path / "rows.csv", rows))
+    cases, reduced = _reduce(write_rows(tmp_path / "rows.csv", rows, COLUMNS))
     assert not cases.integral  # repeats and fractional scores: the DECIMAL path
     ref = _reference(rows)
     assert {a.slice for a in reduced.arms} == set(ref)
@@ -131,10 +128,10 @@ def test_graded_repeats_match_exact_fractions_per_slice_and_overall(
 
 def test_the_overall_row_does_not_depend_on_row_order(tmp_path: Path) -> None:
     rows = _graded_rows(3)
-    _, first = _reduce(_write(tmp_path / "a.csv", rows))
+    _, first = _reduce(write_rows(tmp_path / "a.csv", rows, COLUMNS))
     shuffled = rows[:]
     random.Random(4).shuffle(shuffled)
-    _, second = _reduce(_write(tmp_path / "b.csv", shuffled))
+    _, second = _reduce(write_rows(tmp_path / "b.csv", shuffled, COLUMNS))
     # exact sums: bit-for-bit equal, costs included (a float sum would differ by order)
     assert first.arms == second.arms
     assert first.pairs == second.pairs
@@ -143,7 +140,7 @@ def test_the_overall_row_does_not_depend_on_row_order(tmp_path: Path) -> None:
 def test_whole_numbers_take_the_float_path_and_give_the_same_numbers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = _write(tmp_path / "rows.csv", _binary_rows(5))
+    path = write_rows(tmp_path / "rows.csv", _binary_rows(5), COLUMNS)
     cases, fast = _reduce(path)
     assert cases.integral
     seen: list[bool] = []
@@ -164,28 +161,28 @@ def test_whole_numbers_take_the_float_path_and_give_the_same_numbers(
 
 def test_integral_needs_whole_numbers_small_enough_and_one_attempt(tmp_path: Path) -> None:
     rows = [(f"c{i}", a, "s", 0, "3", "0.1") for i in range(10) for a in ARMS]
-    assert _reduce(_write(tmp_path / "w.csv", rows))[0].integral
+    assert _reduce(write_rows(tmp_path / "w.csv", rows, COLUMNS))[0].integral
     frac = [(c, a, s, r, "2.5" if c == "c3" else v, k) for c, a, s, r, v, k in rows]
-    assert not _reduce(_write(tmp_path / "f.csv", frac))[0].integral
+    assert not _reduce(write_rows(tmp_path / "f.csv", frac, COLUMNS))[0].integral
     # 20 rows x (2 x 1e8)^2 = 8e17 > 2**53: a float sum of squares could round
     big = [(c, a, s, r, "100000000", k) for c, a, s, r, _, k in rows]
-    assert not _reduce(_write(tmp_path / "b.csv", big))[0].integral
+    assert not _reduce(write_rows(tmp_path / "b.csv", big, COLUMNS))[0].integral
     # two attempts of a case: its mean can be fractional
     rep = [*rows, ("c0", "base", "s", 1, "4", "0.1")]
-    assert not _reduce(_write(tmp_path / "r.csv", rep))[0].integral
+    assert not _reduce(write_rows(tmp_path / "r.csv", rep, COLUMNS))[0].integral
 
 
 def test_all_scored_skips_the_scored_counts_and_gives_the_same_numbers(tmp_path: Path) -> None:
     """Without an unscored attempt, the scored counts are the attempt counts (not stored)."""
     scored = [r for r in _graded_rows(11) if r[4] != ""]
-    path = _write(tmp_path / "scored.csv", scored)
+    path = write_rows(tmp_path / "scored.csv", scored, COLUMNS)
     tables = read_sources([parse_source(str(path))], slice_columns=("slice",))
     checked = validate(tables)
     assert checked.all_scored("score", ARMS)
     fast = build_case_table(tables, ARMS, "score", all_scored=True)
     slow = build_case_table(tables, ARMS, "score", all_scored=False)
     assert reduce_slices(fast, "slice") == reduce_slices(slow, "slice")
-    with_unscored = _write(tmp_path / "graded.csv", _graded_rows(11))
+    with_unscored = write_rows(tmp_path / "graded.csv", _graded_rows(11), COLUMNS)
     assert any(r[4] == "" for r in _graded_rows(11))
     tables = read_sources([parse_source(str(with_unscored))], slice_columns=("slice",))
     assert not validate(tables).all_scored("score", ARMS)

@@ -34,6 +34,7 @@ from evaldelta.planning import plan_from_comparison
 from evaldelta.report import render_json
 from evaldelta.report.plan import render_plan_json
 from evaldelta.report.verdict import render_verdict_json
+from tests.rows import write_rows
 
 from ..conftest import REAL, ROOT
 
@@ -270,13 +271,11 @@ def test_a_duplicate_in_repeated_runs_is_refused_alike(spark: Any, tmp_path: Pat
     """The pivot's attempt screen (shifts and bit tests) finds it on Spark as on DuckDB."""
     from evaldelta.errors import DuplicateRowError
 
-    lines = ["case_id,arm,repeat,score"]
-    lines += [f"c{i},{arm},{r},{(i + r) % 2}" for i in range(40) for arm in "ab" for r in (0, 1, 2)]
-    clean = tmp_path / "clean.csv"
-    clean.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    columns = "case_id,arm,repeat,score"
+    rows = [(f"c{i}", arm, r, (i + r) % 2) for i in range(40) for arm in "ab" for r in (0, 1, 2)]
+    clean = write_rows(tmp_path / "clean.csv", rows, columns)
     assert_same(*(render_json(c) for c in both(compare, [clean], baseline="a")))
-    dup = tmp_path / "dup.csv"
-    dup.write_text("\n".join([*lines, "c9,b,1,0"]) + "\n", encoding="utf-8")
+    dup = write_rows(tmp_path / "dup.csv", [*rows, ("c9", "b", 1, 0)], columns)
     messages = []
     for backend in (None, "spark"):
         with pytest.raises(DuplicateRowError) as err:

@@ -13,30 +13,26 @@ from evaldelta.gating import FAIL, INCONCLUSIVE, PASS, aggregate_only, evaluate,
 from evaldelta.gating.policy import parse_policy
 from evaldelta.report.verdict import render_verdict_markdown
 from tests.conftest import ROOT
+from tests.rows import csv_text, paired
 
 from .test_gate_null import make_comparison
-
-
-def _rows(slice_name: str, pairs: list[tuple[int, int]], start: int = 0) -> list[str]:
-    out = []
-    for i, (b, c) in enumerate(pairs, start=start):
-        out.append(f"{slice_name}-{i},base,{slice_name},{b},1.0")
-        out.append(f"{slice_name}-{i},cand,{slice_name},{c},1.2")
-    return out
-
 
 # stable: 200 pairs, 10 discordant both ways; broken: the candidate fails half of 200 cases
 # the baseline passes; thin: 10 pairs, one loss.
 STABLE = [(1, 1)] * 145 + [(0, 0)] * 45 + [(1, 0)] * 5 + [(0, 1)] * 5
 BROKEN = [(1, 1)] * 100 + [(1, 0)] * 100
 THIN = [(1, 1)] * 9 + [(1, 0)]
-HEADER = "case_id,arm,slice,score,cost_usd"
+COST = {"base": {"cost_usd": 1.0}, "cand": {"cost_usd": 1.2}}
+
+
+def _slice(name: str, pairs: list[tuple[int, int]]) -> list[dict[str, object]]:
+    return paired(pairs, slice=name, case="{slice}-{i}", extra=COST)
 
 
 @pytest.fixture
 def runs(write):  # type: ignore[no-untyped-def]
-    lines = [HEADER, *_rows("stable", STABLE), *_rows("broken", BROKEN), *_rows("thin", THIN)]
-    return write("runs.csv", "\n".join(lines) + "\n")
+    rows = [*_slice("stable", STABLE), *_slice("broken", BROKEN), *_slice("thin", THIN)]
+    return write("runs.csv", csv_text(rows))
 
 
 def _gate(run_cli, write, runs, text: str, *extra: str):  # type: ignore[no-untyped-def]
@@ -76,8 +72,7 @@ def test_exit_codes_and_on_inconclusive(run_cli, write, runs):
 
 def test_a_delta_on_too_few_informative_pairs_decides_nothing(run_cli, write, tmp_path):
     # 200 identical pairs: Newcombe's interval is narrow, but it rests on no discordant pair
-    rows = [HEADER, *_rows("same", [(1, 1)] * 150 + [(0, 0)] * 50)]
-    path = write("same.csv", "\n".join(rows) + "\n")
+    path = write("same.csv", csv_text(_slice("same", [(1, 1)] * 150 + [(0, 0)] * 50)))
     policy = write("p.toml", "max_regression = 0.1\n")
     res = run_cli("gate", path, "--policy", policy, "--baseline", "base")
     assert res.code == 3, res.out
@@ -119,20 +114,16 @@ def test_standardized_margin(run_cli, write, runs):
     assert _gate(run_cli, write, runs, text.format(0.05)).code == 1
 
 
-CRIT_HEADER = "case_id,arm,slice,repeat,score,critical,tags"
-
-
 def _crit_runs(write):  # type: ignore[no-untyped-def]
-    lines = [CRIT_HEADER]
+    rows = []
     for i in range(20):
         flag = "yes" if i == 3 else "no"
         tags = "billing;vip" if i == 5 else "billing"
         for r in range(3):
-            b = 1
             c = 0 if (i == 3 or (i == 5 and r == 0)) else 1
-            lines.append(f"k{i},base,s,{r},{b},{flag},{tags}")
-            lines.append(f"k{i},cand,s,{r},{c},{flag},{tags}")
-    return write("crit.csv", "\n".join(lines) + "\n")
+            for arm, score in (("base", 1), ("cand", c)):
+                rows.append((f"k{i}", arm, "s", r, score, flag, tags))
+    return write("crit.csv", csv_text(rows, "case_id,arm,slice,repeat,score,critical,tags"))
 
 
 def test_critical_cases_by_id_column_tag_and_k_of_n(run_cli, write):

@@ -8,12 +8,19 @@ from evaldelta._toml import locate_keys
 from evaldelta.errors import InputError, PolicyError
 from evaldelta.gating.policy import SliceRules, load_policy, parse_policy
 from tests.conftest import ROOT, one_line_error
+from tests.rows import csv_text
 
-RUNS = "case_id,arm,slice,score,cost_usd\n" + "".join(
-    f"c{i},{arm},{'easy' if i < 40 else 'hard'},1,0.01\n" for arm in ("a", "b") for i in range(60)
+RUNS = csv_text(
+    [
+        (f"c{i}", arm, "easy" if i < 40 else "hard", 1, 0.01)
+        for arm in ("a", "b")
+        for i in range(60)
+    ],
+    "case_id,arm,slice,score,cost_usd",
 )
-GRADED = "case_id,arm,slice,score\n" + "".join(
-    f"g{i},{arm},all,{3 + (i % 3)}\n" for arm in ("a", "b") for i in range(20)
+GRADED = csv_text(
+    [(f"g{i}", arm, "all", 3 + (i % 3)) for arm in ("a", "b") for i in range(20)],
+    "case_id,arm,slice,score",
 )
 
 

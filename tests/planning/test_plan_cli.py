@@ -12,6 +12,7 @@ import duckdb
 import pytest
 
 from evaldelta.demo import data_path
+from tests.rows import csv_text, paired
 
 Run = Callable[..., Any]
 
@@ -131,6 +132,6 @@ def test_plan_keeps_an_effect_inside_the_scale(run_cli: Run, write: Callable[...
         res = run_cli("plan", "--from", path, "--baseline", "incumbent", "--effect", "1")
     assert res.code == 0, res.err  # 100 points: the edge of the scale, allowed (n/a, noted)
     # graded scores are checked against the scale they fit: 0 to 22 is read as 0-100
-    rows = "case_id,arm,score\n" + "".join(f"c{i},a,{i}\nc{i},b,{i + 3}\n" for i in range(20))
+    rows = csv_text(paired([(i, i + 3) for i in range(20)], arms=("a", "b")))
     res = run_cli("plan", "--from", write("g.csv", rows), "--effect", "5")
     assert res.code == 0, res.err

@@ -17,6 +17,7 @@ from evaldelta.demo import data_path
 from evaldelta.errors import BadValueError, UsageError
 from evaldelta.planning.sampling import sample
 from tests.conftest import one_line_error
+from tests.rows import csv_text
 
 
 def _read(path: Path) -> list[dict[str, object]]:
@@ -60,8 +61,8 @@ def test_the_draw_is_seeded_and_a_single_arm_log_still_draws_rows(tmp_path: Path
         b = sample(rows, tmp_path / "b.csv", by="slice", floor=4, seed=1)
     assert (tmp_path / "a.csv").read_text() == (tmp_path / "b.csv").read_text()
     assert a.unit == b.unit == "case" and a.rows_sampled == 2 * a.sampled == 32
-    one = write("one.csv", "case_id,arm,slice,score\n" + "".join(
-        f"c{i},a,s{i % 2},1\n" for i in range(20)))  # fmt: skip
+    one_arm = [(f"c{i}", "a", f"s{i % 2}", 1) for i in range(20)]
+    one = write("one.csv", csv_text(one_arm, "case_id,arm,slice,score"))
     res = sample(one, tmp_path / "o.csv", by="slice", floor=3)
     assert res.unit == "row" and res.sampled == 6 and res.arms == 1
 

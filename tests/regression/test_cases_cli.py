@@ -15,8 +15,8 @@ from evaldelta.run.cases import load_cases
 from evaldelta.run.config import load_config
 from evaldelta.run.execute import execute
 from tests.conftest import one_line_error
+from tests.run.test_run import KEY, TWO_ARMS, write_cases, write_config
 from tests.servers.fake_llm import FakeLLM
-from tests.test_run import KEY, TWO_ARMS, write_cases, write_config
 
 ROWS = """\
 case_id,slice,arm,repeat,score,output,order_number,check.length

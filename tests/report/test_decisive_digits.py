@@ -15,6 +15,7 @@ from evaldelta.gating import FAIL, RuleResult
 from evaldelta.report._format import fmt_ci, fmt_p, places_apart
 from evaldelta.report.verdict import rule_numbers
 from evaldelta.stats import ConfidenceInterval
+from tests.rows import csv_text, paired
 
 
 def _rule(rule: str, estimate: float, bound: float, ci: tuple[float, float] | None = None):  # type: ignore[no-untyped-def]
@@ -59,8 +60,11 @@ def test_interval_ends_and_p_values_against_zero_and_alpha() -> None:
     assert fmt_p(0.0496) == "0.050"  # no alpha, no decision: three decimals
 
 
-COSTS = "case_id,arm,score,cost_usd\n" + "".join(
-    f"c{i},base,{i % 2},1.0\nc{i},cand,{i % 2},1.503\n" for i in range(40)
+COSTS = csv_text(
+    paired(
+        [(i % 2, i % 2) for i in range(40)],
+        extra={"base": {"cost_usd": 1.0}, "cand": {"cost_usd": 1.503}},
+    )
 )
 
 

@@ -7,7 +7,6 @@ and the text, rich and gate text reports must carry no control sequence from the
 
 from __future__ import annotations
 
-import csv
 import io
 import re
 from pathlib import Path
@@ -22,6 +21,7 @@ from evaldelta.model import Comparison
 from evaldelta.report import render_markdown, render_text
 from evaldelta.report.terminal import print_terminal
 from evaldelta.report.verdict import render_verdict_markdown, render_verdict_text
+from tests.rows import paired, write_rows
 
 SAFE_SLICE = "safe-slice/v1.2 (prod)"
 SAFE_ARM = "cand_v2 (safe)"
@@ -43,15 +43,14 @@ ARMS = [BASELINE, SAFE_ARM, HOSTILE_ARM]
 
 def hostile_comparison(path: Path) -> Comparison:
     """Write the hostile rows to ``path`` (a CSV) and compare them."""
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(["case_id", "slice", "arm", "score"])
-        for k, name in enumerate(SLICES):
-            for i in range(12):
-                case = f"{name}|<i>{i}</i>@dev\x1b[5m"
-                for j, arm in enumerate(ARMS):
-                    w.writerow([case, name, arm, (i + j * (k % 3) + (j == 2 and i < 3)) % 2])
-            w.writerow([f"only\x1b[1m-{k}", name, SAFE_ARM, 1])  # one case in one arm only
+    rows: list[tuple[object, ...]] = []
+    for k, name in enumerate(SLICES):
+        for i in range(12):
+            case = f"{name}|<i>{i}</i>@dev\x1b[5m"
+            for j, arm in enumerate(ARMS):
+                rows.append((case, name, arm, (i + j * (k % 3) + (j == 2 and i < 3)) % 2))
+        rows.append((f"only\x1b[1m-{k}", name, SAFE_ARM, 1))  # one case in one arm only
+    write_rows(path, rows, "case_id,slice,arm,score", eol="\r\n")  # csv.writer's ending
     return compare([path], baseline=BASELINE)
 
 
@@ -172,13 +171,10 @@ def test_markdown_cell_counter_counts_escapes() -> None:
 
 
 def test_a_safe_slice_name_round_trips_in_a_table_cell(tmp_path: Path) -> None:
-    path = tmp_path / "plain.csv"
     # with a second slice beside it: one slice alone has no row of its own (issue 24.1)
-    path.write_text(
-        "case_id,slice,arm,score\n"
-        + "".join(f"c{i},{SAFE_SLICE},a,{i % 2}\nc{i},{SAFE_SLICE},b,1\n" for i in range(12))
-        + "".join(f"d{i},other,a,1\nd{i},other,b,1\n" for i in range(12))
-    )
+    rows = paired([(i % 2, 1) for i in range(12)], arms=("a", "b"), slice=SAFE_SLICE)
+    rows += paired([(1, 1)] * 12, arms=("a", "b"), slice="other", case="d{i}")
+    path = write_rows(tmp_path / "plain.csv", rows, "case_id,slice,arm,score")
     md = render_markdown(compare([path], baseline="a"))
     _check_markdown(md, headings=1)
     assert f"| {SAFE_SLICE} |" in md

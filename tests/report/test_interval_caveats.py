@@ -23,6 +23,7 @@ from evaldelta.model import Comparison
 from evaldelta.report import render_json, render_markdown, render_text
 from evaldelta.report.html import render_html
 from evaldelta.report.terminal import terminal_renderables
+from tests.rows import write_rows
 
 
 def _terminal(comparison: Comparison) -> str:
@@ -92,14 +93,12 @@ def test_another_mix_says_why_its_interval_differs(seed002_equal):
 def _repeats_rows(tmp_path, cases: int):  # type: ignore[no-untyped-def]
     """Pass/fail repeats, seeded: 3 attempts per case and arm, the candidate failing more."""
     rng = np.random.default_rng(2024)
-    lines = ["case_id,arm,repeat,score"]
+    rows = []
     for i in range(cases):
         for r in range(3):
-            lines.append(f"c{i},base,{r},{int(rng.random() < 0.8)}")
-            lines.append(f"c{i},cand,{r},{int(rng.random() < 0.5)}")
-    path = tmp_path / f"repeats{cases}.csv"
-    path.write_text("\n".join(lines) + "\n")
-    return path
+            rows.append((f"c{i}", "base", r, int(rng.random() < 0.8)))
+            rows.append((f"c{i}", "cand", r, int(rng.random() < 0.5)))
+    return write_rows(tmp_path / f"repeats{cases}.csv", rows, "case_id,arm,repeat,score")
 
 
 def test_pass_fail_repeats_on_fewer_than_30_cases_say_so_in_every_format(tmp_path):

@@ -18,9 +18,9 @@ import xmlschema
 from junitparser import Failure, JUnitXml, Skipped
 
 from tests.conftest import ROOT, one_line_error
+from tests.rows import csv_text, paired
 
 XSD = ROOT / "tests" / "fixtures" / "junit" / "jenkins-junit.xsd"
-HEADER = "case_id,arm,slice,score,cost_usd"
 
 # stable: identical arms, 200 pairs; broken: the candidate loses half of 200 cases;
 # thin: 10 pairs, one loss (inconclusive under min_cases = 30).
@@ -29,13 +29,11 @@ BROKEN = [(1, 1)] * 100 + [(1, 0)] * 100
 THIN = [(1, 1)] * 9 + [(1, 0)]
 
 
-def _rows(slice_name: str, pairs: list[tuple[int, int]], arms: tuple[str, ...]) -> list[str]:
-    out = []
-    for i, (b, c) in enumerate(pairs):
-        out.append(f"{slice_name}-{i},{arms[0]},{slice_name},{b},1.0")
-        for arm in arms[1:]:
-            out.append(f"{slice_name}-{i},{arm},{slice_name},{c},1.2")
-    return out
+def _slice(
+    name: str, pairs: list[tuple[int, int]], arms: tuple[str, ...]
+) -> list[dict[str, object]]:
+    cost = {arm: {"cost_usd": 1.0 if n == 0 else 1.2} for n, arm in enumerate(arms)}
+    return paired(pairs, arms=arms, slice=name, case="{slice}-{i}", extra=cost)
 
 
 @pytest.fixture(scope="module")
@@ -46,10 +44,10 @@ def schema() -> xmlschema.XMLSchema:
 @pytest.fixture
 def runs(write):  # type: ignore[no-untyped-def]
     arms = ("base", "cand<&>", "v2.1")  # names that XML must escape, and a dotted one
-    lines = [HEADER]
+    rows = []
     for name, pairs in (("stable", STABLE), ("broken", BROKEN), ("thin", THIN)):
-        lines += _rows(name, pairs, arms)
-    return write("runs.csv", "\n".join(lines) + "\n")
+        rows += _slice(name, pairs, arms)
+    return write("runs.csv", csv_text(rows))
 
 
 POLICY = "max_regression = 0.1\nmin_cases = 30\n"
@@ -105,7 +103,7 @@ def test_gate_junit_validates_and_reads_back(run_cli, write, runs, schema, tmp_p
 
 
 def test_on_inconclusive_fail_makes_the_inconclusive_rule_a_failure(run_cli, write, schema):
-    runs = write("thin.csv", "\n".join([HEADER, *_rows("thin", THIN, ("base", "cand"))]) + "\n")
+    runs = write("thin.csv", csv_text(_slice("thin", THIN, ("base", "cand"))))
     policy = write("gate.toml", 'min_cases = 30\non_inconclusive = "fail"\n')
     result = run_cli("gate", runs, "--policy", policy, "--baseline", "base", "--format", "junit")
     assert result.code == 1

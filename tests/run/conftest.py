@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.run.test_run import KEY
 from tests.servers.fake_llm import FakeLLM
-from tests.test_run import KEY
 
 
 @pytest.fixture

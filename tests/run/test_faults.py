@@ -25,9 +25,9 @@ from evaldelta.run.execute import RunSummary, execute
 from evaldelta.run.limits import Clock
 from evaldelta.store import Store
 from tests.conftest import CliResult
+from tests.run.test_run import KEY
+from tests.run.test_run_limits import FakeClock
 from tests.servers.fake_llm import FakeLLM
-from tests.test_run import KEY
-from tests.test_run_limits import FakeClock
 
 ARMS = """
 [arms.incumbent]

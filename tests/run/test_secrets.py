@@ -14,8 +14,8 @@ from evaldelta.run.providers._common import MASK, Redactor, redact
 from evaldelta.store import Store
 from tests.conftest import CliResult
 from tests.run.test_faults import write_run
+from tests.run.test_run import KEY
 from tests.servers.fake_llm import FakeLLM
-from tests.test_run import KEY
 
 NEEDLES = (KEY, KEY[:14], KEY[:8], KEY[-8:])
 

@@ -16,8 +16,9 @@ from evaldelta.run.config import load_config, with_flags
 from evaldelta.run.execute import RunSummary, execute
 from evaldelta.store import SCHEMA_VERSION, Store
 from tests.conftest import one_line_error
+from tests.rows import write_rows
+from tests.run.test_run import KEY, TWO_ARMS, write_cases, write_config
 from tests.servers.fake_llm import FakeLLM
-from tests.test_run import KEY, TWO_ARMS, write_cases, write_config
 
 CHECKS = """\
 checks:
@@ -136,7 +137,7 @@ def test_score_store_bad_input_is_one_line(tmp: Path, run_cli: Callable[..., Any
     one_line_error(res, "not both")
     # the field can come from --cases, joined on case_id
     extra = tmp / "extra.csv"
-    extra.write_text("case_id,order_number\n" + "".join(f"c{i},c{i}\n" for i in range(6)))
+    write_rows(extra, [{"case_id": f"c{i}", "order_number": f"c{i}"} for i in range(6)])
     res = run_cli("score", "--checks", needs, "--store", store, "--cases", extra)
     assert res.code == 0, res.err
 

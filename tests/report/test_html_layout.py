@@ -17,8 +17,8 @@ import pytest
 from evaldelta.comparison import compare
 from evaldelta.demo import SCENARIOS, run_scenario, write_demo_html
 from evaldelta.report.html import render_html
+from tests.conftest import REAL
 
-from .conftest import REAL
 from .test_html_browser import CHROMIUM, Browser
 
 pytestmark = [

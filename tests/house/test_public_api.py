@@ -1,7 +1,7 @@
 """The curated top level: `evaldelta.compare/gate/plan/sample` and the result types.
 
 Each name loads its module on first use; `import evaldelta` alone stays light (checked by
-module presence in a fresh interpreter, as tests/test_lazy_imports.py does).
+module presence in a fresh interpreter, as tests/house/test_lazy_imports.py does).
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ import pytest
 
 from evaldelta.comparison import compare
 from evaldelta.errors import BadValueError
-
-from .conftest import one_line_error
+from tests.conftest import one_line_error
+from tests.rows import csv_text
 
 
 def test_huge_mix_weights_keep_their_shares(write) -> None:  # type: ignore[no-untyped-def]
@@ -51,10 +51,8 @@ def test_spaces_around_names_are_trimmed_and_said(write) -> None:  # type: ignor
 
 
 def test_one_case_slices_are_flagged_and_repeated_notes_folded(write) -> None:  # type: ignore[no-untyped-def]
-    lines = ["case_id,arm,score"] + [
-        f"c{i},{arm},{(i + len(arm)) % 2}" for i in range(60) for arm in ("a", "bb")
-    ]
-    path = write("r.csv", "\n".join(lines) + "\n")
+    rows = [(f"c{i}", arm, (i + len(arm)) % 2) for i in range(60) for arm in ("a", "bb")]
+    path = write("r.csv", csv_text(rows, "case_id,arm,score"))
     result = compare([path], by=["case_id"])
     assert any(
         "cuts the cases into 60 slices (60 of them one case each)" in n for n in result.notes

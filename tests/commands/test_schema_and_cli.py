@@ -9,8 +9,7 @@ import jsonschema
 from evaldelta.demo import SCENARIOS, run_scenario
 from evaldelta.report import render_json
 from evaldelta.schema import comparison_schema
-
-from .conftest import ROOT
+from tests.conftest import ROOT
 
 SCHEMA_FILE = ROOT / "schema" / "comparison.schema.json"
 

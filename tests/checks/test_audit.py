@@ -14,8 +14,9 @@ import pytest
 from evaldelta.audit import Yardstick, audit, normalize_whitespace, read_goldens, retrieval_audit
 from evaldelta.demo import audit_demo, run_demo
 from evaldelta.errors import MissingColumnError, UsageError
+from tests.rows import write_rows
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DATA = files("evaldelta.data").joinpath("seed002_tickets")
 DIR = Path(str(DATA))
 GENERATOR = REPO / "tools" / "generate_audit_demo.py"
@@ -238,10 +239,7 @@ def test_retrieval_symmetry_over_origins() -> None:
 def test_retrieval_cli(tmp_path: Path, run_cli: Any) -> None:
     labels, runs = _retrieval("old")
     for name, rows in (("labels.csv", labels), ("runs.csv", runs)):
-        with (tmp_path / name).open("w", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-            w.writeheader()
-            w.writerows(rows)
+        write_rows(tmp_path / name, rows, list(rows[0]), eol="\r\n")
     res = run_cli("audit", "--labels", tmp_path / "labels.csv", "--runs", tmp_path / "runs.csv")
     assert res.code == 0, res.err
     assert "drawn from one system's own results" in res.out

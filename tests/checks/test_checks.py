@@ -340,7 +340,7 @@ def test_judge_defaults_apply_to_judge_checks() -> None:
 def test_example_checks_file_covers_every_kind() -> None:
     from evaldelta.checks import KINDS
 
-    checks = load_checks(Path(__file__).parents[1] / "examples" / "checks.yaml")
+    checks = load_checks(Path(__file__).parents[2] / "examples" / "checks.yaml")
     kinds = {c.kind for c in checks.mechanical} | {"judge" for _ in checks.judges}
     assert kinds == set(KINDS)
 

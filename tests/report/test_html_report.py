@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import csv
 import hashlib
 import html
 import re
@@ -14,6 +13,7 @@ from evaldelta.comparison import compare
 from evaldelta.demo import SCENARIOS, run_scenario
 from evaldelta.report._html_views import word_diff
 from evaldelta.report.html import CSP, FILTER_SCRIPT, render_html
+from tests.rows import paired, write_rows
 
 SLICE_XSS = "<script>alert(1)</script>"
 
@@ -24,18 +24,18 @@ def seed004():
 
 
 def _rows(path, slices=1, outputs=True, slice_name=SLICE_XSS, arm_b="b"):
-    with path.open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["case_id", "slice", "arm", "score", *(["output"] if outputs else [])])
-        for k in range(slices):
-            name = slice_name if k == 0 else f"slice-{k:02d}"
-            for i in range(20):
-                case = f"c{k}-{i}"
-                extra_a = [f"the answer is {i}"] if outputs else []
-                extra_b = [f"the answer is <img src=x onerror=alert({i})>"] if outputs else []
-                w.writerow([case, name, "a", int(i % 3 != 0), *extra_a])
-                w.writerow([case, name, arm_b, int(i % 4 != 0), *extra_b])
-    return path
+    rows = []
+    for k in range(slices):
+        name = slice_name if k == 0 else f"slice-{k:02d}"
+        for i in range(20):
+            case = f"c{k}-{i}"
+            a = {"case_id": case, "slice": name, "arm": "a", "score": int(i % 3 != 0)}
+            b = {"case_id": case, "slice": name, "arm": arm_b, "score": int(i % 4 != 0)}
+            if outputs:
+                a["output"] = f"the answer is {i}"
+                b["output"] = f"the answer is <img src=x onerror=alert({i})>"
+            rows += [a, b]
+    return write_rows(path, rows, eol="\r\n")  # as csv.writer wrote it
 
 
 def test_page_is_self_contained_and_csp_locked(seed004):
@@ -183,12 +183,11 @@ def test_the_forest_axis_is_set_by_the_slices_with_evidence(tmp_path):
     from evaldelta.report import plots
 
     # one 30-pair slice with a narrow interval; two 1-pair slices at +-80 points
-    rows = ["case_id,slice,arm,score"]
-    for i in range(300):
-        rows += [f"b{i},big,a,{int(i % 3 != 0)}", f"b{i},big,b,{int(i % 3 != 0 or i % 9 == 0)}"]
-    rows += ["t1,tiny1,a,1", "t1,tiny1,b,1", "t2,tiny2,a,0", "t2,tiny2,b,0"]
-    path = tmp_path / "r.csv"
-    path.write_text("\n".join(rows) + "\n")
+    big = [(int(i % 3 != 0), int(i % 3 != 0 or i % 9 == 0)) for i in range(300)]
+    rows = paired(big, arms=("a", "b"), slice="big", case="b{i}")
+    rows += paired([(1, 1)], arms=("a", "b"), slice="tiny1", case="t1")
+    rows += paired([(0, 0)], arms=("a", "b"), slice="tiny2", case="t2")
+    path = write_rows(tmp_path / "r.csv", rows, "case_id,slice,arm,score")
     page = render_html(compare([path], baseline="a"))
     svg = page.split('class="plot forest"', 1)[1].split("</svg>", 1)[0]
     for i in range(3):

@@ -25,7 +25,7 @@ from evaldelta.run.config import CascadeArm, ModelArm, load_config, parse_config
 from evaldelta.run.template import Template
 from tests.conftest import CliResult, one_line_error
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_example_config_parses() -> None:

@@ -14,8 +14,9 @@ from rich.console import Console
 from evaldelta.demo import SCENARIOS, run_scenario
 from evaldelta.report import render_json, render_markdown, render_text
 from evaldelta.report.terminal import print_terminal
+from tests.rows import paired, write_rows
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOTS = ROOT / "tests" / "snapshots"
 SCHEMA = json.loads((ROOT / "schema" / "comparison.schema.json").read_text())
 
@@ -59,11 +60,8 @@ def test_terminal_colours_and_no_color():
 def test_terminal_never_parses_data_as_markup(tmp_path):
     from evaldelta.comparison import compare
 
-    runs = tmp_path / "r.csv"
-    runs.write_text(
-        "case_id,slice,arm,score\n"
-        + "".join(f"c{i},[bold]x[/bold],a,{i % 2}\nc{i},[bold]x[/bold],b,1\n" for i in range(6))
-    )
+    rows = paired([(i % 2, 1) for i in range(6)], arms=("a", "b"), slice="[bold]x[/bold]")
+    runs = write_rows(tmp_path / "r.csv", rows, "case_id,slice,arm,score")
     out = _terminal(compare([runs], baseline="a"), no_color=True)
     assert "[bold]x[/bold]" in out
 

@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 from evaldelta.store import Store
+from tests.run.test_run import KEY, TWO_ARMS, write_cases, write_config
 from tests.servers.fake_llm import FakeLLM
-from tests.test_run import KEY, TWO_ARMS, write_cases, write_config
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _command(config: Path) -> list[str]:

@@ -9,7 +9,6 @@ replaces the README's docs/img/report.png.
 from __future__ import annotations
 
 import base64
-import csv
 import json
 import os
 import re
@@ -27,8 +26,9 @@ import pytest
 from evaldelta.comparison import compare
 from evaldelta.demo import SCENARIOS, run_scenario, write_demo_html
 from evaldelta.report.html import render_html
+from tests.rows import write_rows
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "tests" / "artifacts"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
@@ -214,17 +214,16 @@ HOSTILE = [
 
 
 def test_hostile_case_text_executes_nothing(browser, tmp_path):
-    rows = tmp_path / "hostile.csv"
-    with rows.open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["case_id", "slice", "arm", "score", "output"])
-        for i, payload in enumerate(HOSTILE):
-            case = f"{payload}-{i}"
-            w.writerow([case, HOSTILE[0], "a", 1, f"fine answer {payload}"])
-            w.writerow([case, HOSTILE[0], "<b>b</b>", 0, f"bad answer {payload} end"])
-        for i in range(6):
-            w.writerow([f"same-{i}", "plain", "a", i % 2, "x"])
-            w.writerow([f"same-{i}", "plain", "<b>b</b>", (i + (i < 2)) % 2, "y"])
+    lines: list[tuple[object, ...]] = []
+    for i, payload in enumerate(HOSTILE):
+        case = f"{payload}-{i}"
+        lines.append((case, HOSTILE[0], "a", 1, f"fine answer {payload}"))
+        lines.append((case, HOSTILE[0], "<b>b</b>", 0, f"bad answer {payload} end"))
+    for i in range(6):
+        lines.append((f"same-{i}", "plain", "a", i % 2, "x"))
+        lines.append((f"same-{i}", "plain", "<b>b</b>", (i + (i < 2)) % 2, "y"))
+    columns = "case_id,slice,arm,score,output"
+    rows = write_rows(tmp_path / "hostile.csv", lines, columns, eol="\r\n")
     page = tmp_path / "hostile.html"
     page.write_text(render_html(compare([rows], baseline="a")), encoding="utf-8")
     browser.load(page)

@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from .conftest import one_line_error
+from tests.conftest import one_line_error
 
 GOOD = "case_id,arm,slice,score\nc1,a,s1,1\nc2,a,s1,0\nc1,b,s1,1\nc2,b,s1,1\n"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "evaldelta"
+SRC = Path(__file__).resolve().parents[2] / "src" / "evaldelta"
 MODULE_LINES, FUNCTION_LINES = 600, 80
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "calibrate.py"
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "calibrate.py"
 
 
 @pytest.fixture(scope="module")

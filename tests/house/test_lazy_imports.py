@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.rows import write_rows
+
 HEAVY = ("scipy", "ibis", "duckdb", "matplotlib", "numpy", "httpx", "jinja2")
 HELP = (
     "from evaldelta.cli import app\nimport contextlib, io\n"
@@ -111,11 +113,13 @@ def test_the_statistics_never_import_scipy_stats_or_statsmodels() -> None:
 
 
 def test_compare_on_the_command_line_does_not_import_what_it_does_not_use(tmp_path: Path) -> None:
-    rows = tmp_path / "rows.csv"
-    lines = ["case_id,arm,slice,score"]
+    lines = []
     for i in range(40):
-        lines += [f"c{i},base,s{i % 3},{i % 2}", f"c{i},cand,s{i % 3},{(i // 3) % 2}"]
-    rows.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        lines += [
+            (f"c{i}", "base", f"s{i % 3}", i % 2),
+            (f"c{i}", "cand", f"s{i % 3}", (i // 3) % 2),
+        ]
+    rows = write_rows(tmp_path / "rows.csv", lines, "case_id,arm,slice,score")
     code = (
         "import contextlib, io, sys\nfrom evaldelta.cli import main\n"
         f"sys.argv = ['evaldelta', 'compare', {str(rows)!r}, '--baseline', 'base',"

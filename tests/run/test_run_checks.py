@@ -13,9 +13,9 @@ from evaldelta.errors import ConfigError, MissingColumnError, UsageError
 from evaldelta.run.config import load_config
 from evaldelta.store import Store
 from tests.conftest import one_line_error
+from tests.run.test_run import CASCADE, write_config
 from tests.servers.fake_llm import FakeLLM
 from tests.store.test_score_store import CHECKS, fake, run, tmp, view  # noqa: F401  (fixtures)
-from tests.test_run import CASCADE, write_config
 
 HARD = {"c0", "c3"}
 

@@ -13,8 +13,7 @@ import pytest
 
 from evaldelta.comparison import compare
 from evaldelta.report import render_json, render_text
-
-from .conftest import REAL, ROOT
+from tests.conftest import REAL, ROOT
 
 pytestmark = pytest.mark.skipif(
     not REAL.exists(), reason="../shared/data/real is not beside the repo"

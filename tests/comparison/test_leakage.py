@@ -19,8 +19,7 @@ from evaldelta.leakage import STYLE_FLAG, leakage_from_rows
 from evaldelta.report import render_json, render_text
 from evaldelta.report.html import render_html
 from evaldelta.report.markdown import render_markdown
-
-from .conftest import ROOT
+from tests.conftest import ROOT
 
 DIR = Path(str(files("evaldelta.data").joinpath("seed002_tickets")))
 # The incumbent's two sign-offs, as they close its replies in replies.csv (read by eye).

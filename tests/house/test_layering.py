@@ -11,7 +11,7 @@ import ast
 import re
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "evaldelta"
+SRC = Path(__file__).resolve().parents[2] / "src" / "evaldelta"
 
 
 def _imports(path: Path) -> set[str]:

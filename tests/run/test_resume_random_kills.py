@@ -30,10 +30,10 @@ from pathlib import Path
 import pytest
 
 from evaldelta.store import Store
+from tests.run.test_run import KEY, write_config
 from tests.servers.fake_llm import FakeLLM
-from tests.test_run import KEY, write_config
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CASES, REPEATS, KILLS, SLOTS = 60, 3, 20, 4  # SLOTS: max_concurrency 2 on each of 2 providers
 TOTAL = CASES * 2 * REPEATS
 OURS = re.compile(r"Ticket (c\d\d): q\d+ kill-test")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import math
 import re
 from pathlib import Path
@@ -19,19 +18,18 @@ from evaldelta.gating.policy import parse_policy
 from evaldelta.model import DeltaHistogram
 from evaldelta.report._plan_rows import plan_rows
 from evaldelta.report.html import render_html
+from tests.rows import write_rows
 
 
 def _graded(path: Path, deltas: dict[str, list[float]], repeats: int = 1) -> Path:
     """Baseline scores 0.5 on every case; the candidate 0.5 + the given delta."""
-    with path.open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["case_id", "slice", "arm", "repeat", "score"])
-        for name, ds in deltas.items():
-            for i, d in enumerate(ds):
-                for r in range(repeats):
-                    w.writerow([f"{name}-{i}", name, "a", r, 0.5])
-                    w.writerow([f"{name}-{i}", name, "b", r, 0.5 + d])
-    return path
+    rows = []
+    for name, ds in deltas.items():
+        for i, d in enumerate(ds):
+            for r in range(repeats):
+                rows.append((f"{name}-{i}", name, "a", r, 0.5))
+                rows.append((f"{name}-{i}", name, "b", r, 0.5 + d))
+    return write_rows(path, rows, "case_id,slice,arm,repeat,score", eol="\r\n")
 
 
 def _expected(deltas: list[float], max_bins: int = 40) -> tuple[int, tuple[int, ...]]:
@@ -43,7 +41,7 @@ def _expected(deltas: list[float], max_bins: int = 40) -> tuple[int, tuple[int, 
     return int((arr == 0).sum()), tuple(int(c) for c in counts)
 
 
-REAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "real"
+REAL = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "real"
 
 
 def _pair(result):  # type: ignore[no-untyped-def]
@@ -85,14 +83,12 @@ def test_all_zero_deltas_are_one_bar(tmp_path: Path) -> None:
 
 
 def _binary(path: Path, repeats: int) -> Path:
-    with path.open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["case_id", "slice", "arm", "repeat", "score"])
-        for i in range(40):
-            for r in range(repeats):
-                w.writerow([f"c{i}", "s", "a", r, int((i + r) % 3 != 0)])
-                w.writerow([f"c{i}", "s", "b", r, int((i + 2 * r) % 4 != 0)])
-    return path
+    rows = []
+    for i in range(40):
+        for r in range(repeats):
+            rows.append((f"c{i}", "s", "a", r, int((i + r) % 3 != 0)))
+            rows.append((f"c{i}", "s", "b", r, int((i + 2 * r) % 4 != 0)))
+    return write_rows(path, rows, "case_id,slice,arm,repeat,score", eol="\r\n")
 
 
 def test_binary_single_attempt_keeps_the_two_by_two(tmp_path: Path) -> None:

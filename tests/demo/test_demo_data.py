@@ -19,7 +19,7 @@ import pytest
 from scipy import stats
 
 DATA = files("evaldelta.data")
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 GENERATOR = REPO / "tools" / "generate_demo_data.py"
 
 
