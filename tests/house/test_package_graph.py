@@ -15,7 +15,7 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "evaldelta"
+SRC = Path(__file__).resolve().parents[2] / "src" / "evaldelta"
 
 # Lowest first. Within a floor, packages are independent of each other unless a later one
 # on the same line imports an earlier one (checked below as "no two import each other").
