@@ -10,7 +10,7 @@ import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from evaldelta.leakage import RubricLeakage
 from evaldelta.sources._report import ImportIssue, ImportReport
@@ -38,6 +38,7 @@ __all__ = [
     "ImportReport",
     "MetricResult",
     "MovedCase",
+    "NotInComparison",
     "PairComparison",
     "PinDifference",
     "PinValue",
@@ -56,6 +57,7 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = "1.0"
+_T = TypeVar("_T")
 PinValue = str | int | float | bool | None  # a flattened pin (lists are kept as JSON text)
 ALL_CASES = "(all cases)"
 OUTPUT_CHARS = 4000  # longest stored output carried per moved case (row-level, bounded)
@@ -297,6 +299,21 @@ class CriticalEvidence:
     cases: tuple[CriticalCase, ...]
 
 
+class NotInComparison(KeyError):
+    """A metric, slicing, candidate or slice the Comparison does not hold; says what it holds."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+def _one(kind: str, name: str, found: Mapping[str, _T]) -> _T:
+    """``found[name]``, or :class:`NotInComparison` naming what there is."""
+    if name in found:
+        return found[name]
+    held = ", ".join(repr(k) for k in found) or "none"
+    raise NotInComparison(f"no {kind} {name!r} in this comparison; it has: {held}")
+
+
 @dataclass(frozen=True)
 class PairComparison:
     """Baseline against one candidate, under one slicing column.
@@ -321,6 +338,12 @@ class PairComparison:
     discordant: tuple[MovedCase, ...]
     cost: Cost | None = None
     critical: CriticalEvidence | None = None
+
+    def slice(self, name: str) -> SliceDelta:
+        """The delta in slice ``name`` (:data:`ALL_CASES` is the overall row)."""
+        found = {d.slice: d for d in self.slices}
+        found.setdefault(self.overall.slice, self.overall)
+        return _one("slice", name, found)
 
 
 @dataclass(frozen=True)
@@ -537,6 +560,21 @@ class Comparison:
     repeats: RepeatReduction | None = None  # set when a reducer or a tool's reducer applies
     # every paired sample, right and wrong per arm (imported Inspect AI logs, pass/fail)
     samples: tuple[SampleSideBySide, ...] = field(default=())
+
+    def slicing(self, metric: str | None = None, by: str | None = None) -> SlicingResult:
+        """One metric's results under one slicing column (defaults: the first of each)."""
+        found = {m.metric: m for m in self.metrics}
+        chosen: MetricResult = _one("metric", metric, found) if metric else self.metrics[0]
+        if by is None:
+            return chosen.slicings[0]
+        return _one("slicing", by, {s.by: s for s in chosen.slicings})
+
+    def pair(
+        self, candidate: str, metric: str | None = None, by: str | None = None
+    ) -> PairComparison:
+        """The baseline against ``candidate`` (defaults: the first metric and slicing)."""
+        pairs = {p.candidate: p for p in self.slicing(metric, by).pairs}
+        return _one("candidate", candidate, pairs)
 
 
 def to_jsonable(obj: Any) -> Any:
