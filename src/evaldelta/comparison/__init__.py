@@ -12,36 +12,29 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evaldelta.comparison._build import Options, build
 from evaldelta.comparison._mixes import MixArg, named_mixes
 from evaldelta.comparison.upstream import check_kinds
-from evaldelta.engine import CriticalSelector
-from evaldelta.engine._mix import read_mix
-from evaldelta.engine.evidence import Evidence, Request, gather
 from evaldelta.errors import UsageError
+from evaldelta.evidence import CriticalSelector, Evidence, Request
 from evaldelta.model import Comparison
-from evaldelta.sources import (
-    ReadOptions,
-    Source,
-    TableSet,
-    display_path,
-    is_default,
-    move_rows,
-    open_backend,
-    read_sources,
-)
 from evaldelta.sources._errors import reading_errors
+from evaldelta.sources._mix import read_mix
+from evaldelta.sources._pins import display_path
 from evaldelta.stats._reducers import Reducer
 
-__all__ = ["Evidence", "Options", "Request", "build", "compare", "gather"]
+if TYPE_CHECKING:
+    from evaldelta.sources import ReadOptions, Source, TableSet
+
+__all__ = ["Evidence", "Options", "Request", "build", "compare"]
 
 INTERVALS = ("newcombe", "wald")
 
 
 def _sources(files: Sequence[Source | str | Path]) -> list[Source]:
-    from evaldelta.sources import parse_source
+    from evaldelta.sources import Source, parse_source
 
     return [f if isinstance(f, Source) else parse_source(str(f)) for f in files]
 
@@ -98,6 +91,9 @@ def compare(
     ``by``: the slicing columns (default ``slice``; rows without one are one slice, ``all``,
     and the comparison's notes say so, naming columns that look like slicing columns).
     """
+    from evaldelta.engine.evidence import gather  # the queries: loaded when they run
+    from evaldelta.sources import ReadOptions
+
     _check_options(interval, list_limit, confidence)
     declared: dict[str, Any] = {
         "allowed_pin_differences": tuple(allowed_pin_differences),
@@ -199,6 +195,8 @@ def _read(
     files: Sequence[Source | str | Path], backend: Any, table: str | None, **kwargs: Any
 ) -> TableSet:
     """The canonical relation on ``backend``: files read on DuckDB and moved, or its table."""
+    from evaldelta.sources import Source, is_default, move_rows, open_backend, read_sources
+
     if table is not None and is_default(backend):
         raise UsageError("--table NAME reads a table of --backend spark or an Ibis URL")
     if table is not None and files:

@@ -17,8 +17,7 @@ from evaldelta.comparison._slicing import SlicingBuilder
 from evaldelta.comparison._three_arm import three_arm_summary
 from evaldelta.comparison.pins import undeclared_differences
 from evaldelta.comparison.upstream import upstream_checks
-from evaldelta.engine import ALL
-from evaldelta.engine.evidence import Evidence, MetricEvidence, SlicingEvidence
+from evaldelta.evidence import ALL, Evidence, MetricEvidence, SlicingEvidence
 from evaldelta.leakage import leakage_from_metrics
 from evaldelta.model import SCHEMA_VERSION, Comparison, MetricResult, RepeatReduction
 

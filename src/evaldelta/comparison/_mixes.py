@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaldelta.engine._mix import read_mix
 from evaldelta.errors import UsageError
 from evaldelta.sources import display_path
+from evaldelta.sources._mix import read_mix
 
 __all__ = ["RESERVED", "MixArg", "NamedMix", "named_mixes"]
 

@@ -16,9 +16,16 @@ from typing import Any
 from evaldelta import stats
 from evaldelta.comparison._notes import Notes
 from evaldelta.comparison._standardized import Standardizer, normalize
-from evaldelta.engine import ALL, ArmSliceStats, CriticalStats, PairSliceStats
-from evaldelta.engine._histogram import DeltaBins
-from evaldelta.engine.evidence import PairEvidence, SlicingEvidence, check_summarizable
+from evaldelta.evidence import (
+    ALL,
+    ArmSliceStats,
+    CriticalStats,
+    DeltaBins,
+    PairEvidence,
+    PairSliceStats,
+    SlicingEvidence,
+    check_summarizable,
+)
 from evaldelta.model import (
     ALL_CASES,
     ArmSlice,

@@ -33,7 +33,7 @@ from typing import Any
 
 from evaldelta import stats
 from evaldelta.comparison._notes import Notes
-from evaldelta.engine import ArmSliceStats, PairSliceStats
+from evaldelta.evidence import ArmSliceStats, PairSliceStats
 from evaldelta.model import SliceDelta, Standardized
 
 __all__ = ["Standardizer", "normalize"]

@@ -45,8 +45,8 @@ from pathlib import Path
 from typing import Any
 
 from evaldelta import _toml
-from evaldelta.engine import CriticalSelector
 from evaldelta.errors import Location, PolicyError
+from evaldelta.evidence import CriticalSelector
 from evaldelta.regression._file import Provenance
 from evaldelta.stats import MIN_INFORMATIVE  # the report's "rests on k pairs" threshold
 
