@@ -21,7 +21,7 @@ from evaldelta.errors import UsageError
 from evaldelta.evidence import CriticalSelector, Evidence, Request
 from evaldelta.model import Comparison
 from evaldelta.sources._errors import reading_errors
-from evaldelta.sources._mix import read_mix
+from evaldelta.sources._mix import MixFile, MixInput, fit_mix, load_mix, read_mixes
 from evaldelta.sources._pins import display_path
 from evaldelta.stats._reducers import Reducer
 
@@ -71,7 +71,7 @@ def compare(
     :class:`Source` objects (which can name the arm a file holds). ``metrics`` default to
     the first source's (``score`` for tidy files, an importer's own otherwise);
     ``read_options`` are passed to the readers (column mapping, case key, filter, strict).
-    ``mix`` is ``actual``, ``equal``, a mix file, or several: :mod:`~.comparison._mixes`;
+    ``mix`` is ``actual``, ``equal``, a mix file, or several: :mod:`evaldelta.sources._mix`;
     ``traffic`` an optional traffic file whose weights give a second standardized result;
     without one, a ``sample_weight`` column (written by ``evaldelta sample``) gives the
     traffic mix: each slice's sum of weights estimates its traffic (Horvitz-Thompson).
@@ -114,11 +114,17 @@ def compare(
         options=options,
     )
     reducer, declared["reducer_chosen_by"] = resolve_reducer(reduce, tables)
+    # the mix and traffic files are read with the rows, before any query; their slices are
+    # checked against the data's once gather has found them
+    mixes = read_mixes(mix)
+    traffic_file = load_mix(Path(traffic)) if traffic else None
     request = Request(baseline=baseline, candidates=candidates, by=by, scale=scale,
                       list_limit=list_limit, critical=critical, three_arm=three_arm,
                       reducer=reducer)  # fmt: skip
     evidence = gather(tables, request)
-    chosen = _options(evidence, mix, traffic, confidence, interval)
+    chosen = _options(evidence, mixes, traffic_file, confidence, interval)
+    if traffic:
+        chosen = dataclasses.replace(chosen, traffic_label=display_path(Path(traffic)))
     return build(evidence, dataclasses.replace(chosen, **declared))
 
 
@@ -160,12 +166,15 @@ def resolve_reducer(reduce: str, tables: TableSet) -> tuple[Reducer | None, str]
 
 def _options(
     evidence: Evidence,
-    mix: MixArg,
-    traffic: str | Path | None,
+    mix: tuple[MixInput, ...],
+    traffic: MixFile | None,
     confidence: float,
     interval: str,
 ) -> Options:
-    """How to build the comparison: the interval, the mix and the traffic weights read."""
+    """The interval, the mixes and the traffic weights, fitted to the data's slices.
+
+    The files were read before the queries ran; nothing is read here.
+    """
     slices = set(evidence.slice_names)
     mixes = named_mixes(mix, list(evidence.slice_names))
     return Options(
@@ -174,11 +183,10 @@ def _options(
         mix=mixes[0].name,
         mixes=mixes,
         traffic=(
-            read_mix(Path(traffic), slices, complete=True, label="the traffic mix (--traffic)")
-            if traffic
+            fit_mix(traffic, slices, complete=True, label="the traffic mix (--traffic)")
+            if traffic is not None
             else None
         ),
-        traffic_label=display_path(Path(traffic)) if traffic else None,
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from evaldelta import __version__
 from evaldelta.comparison._mixes import NamedMix
@@ -53,7 +54,7 @@ class Options:
             return self.mixes
         if self.mix_weights is None:
             return (NamedMix(self.mix, "actual"),)
-        kind = "equal" if self.mix == "equal" else "file"
+        kind: Literal["equal", "file"] = "equal" if self.mix == "equal" else "file"
         return (NamedMix(self.mix, kind, dict(self.mix_weights)),)
 
 
