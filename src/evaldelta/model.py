@@ -10,9 +10,9 @@ import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
-from evaldelta.leakage import RubricLeakage
+from evaldelta._model_leakage import STYLE_FLAG, CriterionLeakage, LeakageExample, RubricLeakage
 from evaldelta.sources._report import ImportIssue, ImportReport
 from evaldelta.stats import (
     BreakEven,
@@ -26,16 +26,19 @@ from evaldelta.stats import (
 
 __all__ = [
     "SCHEMA_VERSION",
+    "STYLE_FLAG",
     "USUAL_SCALES",
     "ArmSlice",
     "CaseRef",
     "Comparison",
     "Cost",
+    "CriterionLeakage",
     "CriticalCase",
     "CriticalEvidence",
     "DeltaHistogram",
     "ImportIssue",
     "ImportReport",
+    "LeakageExample",
     "MetricResult",
     "MovedCase",
     "NotInComparison",
@@ -44,6 +47,7 @@ __all__ = [
     "PinValue",
     "Pooled",
     "RepeatReduction",
+    "RubricLeakage",
     "SliceDelta",
     "SlicingResult",
     "Standardized",
@@ -122,7 +126,7 @@ class SliceDelta:
     """
 
     slice: str
-    basis: str  # "paired" | "unpaired" | "none"
+    basis: Literal["paired", "unpaired", "none"]
     n_pairs: int
     baseline_mean: float
     candidate_mean: float
@@ -143,7 +147,7 @@ class SliceDelta:
     # binary paired data: the interval by the other method ("wald" or "newcombe"), shown
     # beside the chosen one so a reader can see how much the method matters
     alternative_ci: ConfidenceInterval | None = None
-    alternative_interval: str | None = None
+    alternative_interval: Literal["wald", "newcombe"] | None = None
 
     @property
     def main(self) -> PairedResult | UnpairedResult | None:
@@ -159,7 +163,7 @@ class Standardized:
     weights: Mapping[str, float]
     per_arm: Mapping[str, FixedMix]
     delta: FixedMix
-    delta_basis: str  # "paired" | "unpaired"
+    delta_basis: Literal["paired", "unpaired"]
     dropped_slices: tuple[str, ...]
     dropped_weight: float
     # per slice of the delta: the shares at which it would flip the delta or its interval
@@ -173,7 +177,7 @@ class Standardized:
     mix_df: float | None = None
     # "ahead" / "behind": the delta's interval lies above / below zero; "includes_zero";
     # "undefined" when the delta or its interval is not finite
-    verdict: str = "undefined"
+    verdict: Literal["ahead", "behind", "includes_zero", "undefined"] = "undefined"
     # the mix is the paired cases' own (every slice weighted by its share of the pairs): the
     # standardized delta is then the all-cases paired delta and ``delta`` carries its
     # interval, and each arm's rate is its rate on the shared cases (issue 24, item 5)
@@ -365,7 +369,7 @@ class MetricResult:
     """
 
     metric: str
-    kind: str  # "binary" | "graded"
+    kind: str  # "binary" | "graded" (a Literal once synthetic.py passes one)
     repeated: bool
     unit: str
     slicings: tuple[SlicingResult, ...]
