@@ -92,7 +92,6 @@ def compare(
     and the comparison's notes say so, naming columns that look like slicing columns).
     """
     from evaldelta.engine.evidence import gather  # the queries: loaded when they run
-    from evaldelta.sources import ReadOptions
 
     _check_options(interval, list_limit, confidence)
     declared: dict[str, Any] = {
@@ -102,7 +101,6 @@ def compare(
     }
     declared["by_given"] = bool(by)
     by = tuple(by or ()) or ("slice",)
-    options = dataclasses.replace(read_options or ReadOptions(), outputs_on_demand=True)
     tables = _read(
         files,
         backend,
@@ -111,20 +109,16 @@ def compare(
         metrics=tuple(metrics) if metrics else None,
         critical_column=critical.column if critical else None,
         critical_tag=critical.tag if critical else None,
-        options=options,
+        options=read_options,
     )
     reducer, declared["reducer_chosen_by"] = resolve_reducer(reduce, tables)
-    # the mix and traffic files are read with the rows, before any query; their slices are
-    # checked against the data's once gather has found them
-    mixes = read_mixes(mix)
-    traffic_file = load_mix(Path(traffic)) if traffic else None
+    mixes = read_mixes(mix)  # the files are read with the rows, before any query
+    traffic_file = (Path(traffic), load_mix(Path(traffic))) if traffic else None
     request = Request(baseline=baseline, candidates=candidates, by=by, scale=scale,
                       list_limit=list_limit, critical=critical, three_arm=three_arm,
                       reducer=reducer)  # fmt: skip
     evidence = gather(tables, request)
     chosen = _options(evidence, mixes, traffic_file, confidence, interval)
-    if traffic:
-        chosen = dataclasses.replace(chosen, traffic_label=display_path(Path(traffic)))
     return build(evidence, dataclasses.replace(chosen, **declared))
 
 
@@ -167,7 +161,7 @@ def resolve_reducer(reduce: str, tables: TableSet) -> tuple[Reducer | None, str]
 def _options(
     evidence: Evidence,
     mix: tuple[MixInput, ...],
-    traffic: MixFile | None,
+    traffic: tuple[Path, MixFile] | None,
     confidence: float,
     interval: str,
 ) -> Options:
@@ -183,10 +177,11 @@ def _options(
         mix=mixes[0].name,
         mixes=mixes,
         traffic=(
-            fit_mix(traffic, slices, complete=True, label="the traffic mix (--traffic)")
+            fit_mix(traffic[1], slices, complete=True, label="the traffic mix (--traffic)")
             if traffic is not None
             else None
         ),
+        traffic_label=display_path(traffic[0]) if traffic is not None else None,
     )
 
 
@@ -203,7 +198,17 @@ def _read(
     files: Sequence[Source | str | Path], backend: Any, table: str | None, **kwargs: Any
 ) -> TableSet:
     """The canonical relation on ``backend``: files read on DuckDB and moved, or its table."""
-    from evaldelta.sources import Source, is_default, move_rows, open_backend, read_sources
+    from evaldelta.sources import (
+        ReadOptions,
+        Source,
+        is_default,
+        move_rows,
+        open_backend,
+        read_sources,
+    )
+
+    options = kwargs.pop("options", None) or ReadOptions()
+    kwargs["options"] = dataclasses.replace(options, outputs_on_demand=True)
 
     if table is not None and is_default(backend):
         raise UsageError("--table NAME reads a table of --backend spark or an Ibis URL")
