@@ -24,8 +24,8 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time each loads on first use
     from evaldelta.comparison import compare
-    from evaldelta.engine import CriticalSelector
     from evaldelta.errors import EvaldeltaError
+    from evaldelta.evidence import CriticalSelector
     from evaldelta.gating import Policy, Verdict, load_policy
     from evaldelta.gating import compare_with_policy as gate
     from evaldelta.model import Comparison
@@ -46,7 +46,7 @@ _WHERE = {
     "load_policy": "evaldelta.gating",
     "Source": "evaldelta.sources",
     "ReadOptions": "evaldelta.sources",
-    "CriticalSelector": "evaldelta.engine",
+    "CriticalSelector": "evaldelta.evidence",
     "EvaldeltaError": "evaldelta.errors",
 }
 # A public name whose defining attribute differs from it.

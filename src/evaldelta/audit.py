@@ -34,7 +34,8 @@ from evaldelta.errors import (
     UnreadableFileError,
     UsageError,
 )
-from evaldelta.leakage import CHECK_PREFIX, RubricLeakage, leakage_from_rows
+from evaldelta.leakage import CHECK_PREFIX, leakage_from_rows
+from evaldelta.model import RubricLeakage
 from evaldelta.stats._leakage import LeakageRule
 
 __all__ = [

@@ -359,7 +359,7 @@ def _verdict_lines(verdict: Verdict) -> list[str]:
 
 def gate_side_by_side(result: Comparison, candidate: str = "cascade") -> list[str]:
     """Seed 004: the reviewer's aggregate-only check beside the worst-slice gate."""
-    pair = next(p for p in result.metrics[0].slicings[0].pairs if p.candidate == candidate)
+    pair = result.pair(candidate)
     binary = result.metrics[0].kind == "binary"
     welch, paired = aggregate_only(pair, 0.15)
     interval = evaluate(
@@ -392,9 +392,9 @@ def gate_side_by_side(result: Comparison, candidate: str = "cascade") -> list[st
         out.extend(f"  {''.ljust(width)}  {''.ljust(12)}  {line}" for line in lines[1:])
     baseline_low = [
         a
-        for a in result.metrics[0].slicings[0].arms
+        for a in result.slicing().arms
         if a.arm == pair.baseline
-        and a.slice in result.metrics[0].slicings[0].slices
+        and a.slice in result.slicing().slices
         and a.estimate.estimate < 4.0
     ]
     out.append(

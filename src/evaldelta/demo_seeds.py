@@ -70,15 +70,15 @@ def _fig(
 
 
 def _pair(result: Comparison, candidate: str) -> PairComparison:
-    return next(p for p in result.metrics[0].slicings[0].pairs if p.candidate == candidate)
+    return result.pair(candidate)
 
 
 def _slice(pair: PairComparison, name: str) -> SliceDelta:
-    return next(d for d in pair.slices if d.slice == name)
+    return pair.slice(name)
 
 
 def _mean(result: Comparison, arm: str, slice_name: str = ALL_CASES) -> float:
-    arms = result.metrics[0].slicings[0].arms
+    arms = result.slicing().arms
     return next(a.estimate.estimate for a in arms if a.arm == arm and a.slice == slice_name)
 
 

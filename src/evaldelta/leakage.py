@@ -10,87 +10,28 @@ disfavoured arm fails beside the favoured arm passing.
 
 Two entry points: :func:`leakage_from_rows` (the audit: scored rows with ``check.<id>``
 columns) and :func:`leakage_from_metrics` (a comparison's ``check.<id>`` metrics, read from
-the evidence compare already gathered). Both are pure; rendering lives in ``report/``.
+the evidence compare already gathered). Both are pure; the result types are the model's
+(:mod:`evaldelta._model_leakage`); rendering lives in ``report/``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from evaldelta.errors import InputError, Location
+from evaldelta.model import (
+    CriterionLeakage,
+    LeakageExample,
+    MetricResult,
+    RubricLeakage,
+)
 from evaldelta.stats._leakage import Asymmetry, LeakageRule, criterion_asymmetry
 
-if TYPE_CHECKING:
-    from evaldelta.model import MetricResult
-
-__all__ = [
-    "STYLE_FLAG",
-    "CriterionLeakage",
-    "LeakageExample",
-    "RubricLeakage",
-    "leakage_from_metrics",
-    "leakage_from_rows",
-]
-
-STYLE_FLAG = "review: possibly style, not requirement"
+__all__ = ["CHECK_PREFIX", "leakage_from_metrics", "leakage_from_rows"]
 EXAMPLES = 3  # cases shown per flagged criterion
 OUTPUT_CHARS = 4000  # the longest output carried per example (as the Comparison's moved cases)
 CHECK_PREFIX = "check."
-
-
-@dataclass(frozen=True)
-class LeakageExample:
-    """One case of a flagged criterion: the disfavoured arm fails, the favoured arm passes."""
-
-    case_id: str
-    failing_arm: str
-    failing_output: str | None
-    passing_arm: str
-    passing_output: str | None
-    reason: str | None = None  # why the failing output failed (the check's reason), if known
-
-
-@dataclass(frozen=True)
-class CriterionLeakage:
-    """One criterion: its paired pass rates, split, exact test, flag and examples.
-
-    ``favours`` names the arm the split leans towards (``None`` when b = c).
-    """
-
-    criterion: str
-    spec: str | None
-    asymmetry: Asymmetry
-    favours: str | None
-    examples: tuple[LeakageExample, ...] = ()
-
-    @property
-    def flag(self) -> str | None:
-        """The review flag when the rule trips, else None."""
-        return STYLE_FLAG if self.asymmetry.flagged else None
-
-
-@dataclass(frozen=True)
-class RubricLeakage:
-    """Every criterion of one rubric screened for leakage between a baseline and a candidate.
-
-    ``not_assessed`` maps criteria that could not be screened to the reason (a judge check
-    that was not run, a metric with repeats). ``repeated``: pairs are (case, repeat)
-    attempts, which the exact test treats as independent.
-    """
-
-    baseline: str
-    candidate: str
-    rule: LeakageRule
-    criteria: tuple[CriterionLeakage, ...]
-    not_assessed: Mapping[str, str]
-    repeated: bool = False
-
-    @property
-    def flagged(self) -> tuple[CriterionLeakage, ...]:
-        """The criteria the rule flags."""
-        return tuple(c for c in self.criteria if c.asymmetry.flagged)
 
 
 def _binary(value: Any, column: str, where: str) -> int | None:

@@ -10,9 +10,9 @@ import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, TypeVar
 
-from evaldelta.leakage import RubricLeakage
+from evaldelta._model_leakage import STYLE_FLAG, CriterionLeakage, LeakageExample, RubricLeakage
 from evaldelta.sources._report import ImportIssue, ImportReport
 from evaldelta.stats import (
     BreakEven,
@@ -26,23 +26,28 @@ from evaldelta.stats import (
 
 __all__ = [
     "SCHEMA_VERSION",
+    "STYLE_FLAG",
     "USUAL_SCALES",
     "ArmSlice",
     "CaseRef",
     "Comparison",
     "Cost",
+    "CriterionLeakage",
     "CriticalCase",
     "CriticalEvidence",
     "DeltaHistogram",
     "ImportIssue",
     "ImportReport",
+    "LeakageExample",
     "MetricResult",
     "MovedCase",
+    "NotInComparison",
     "PairComparison",
     "PinDifference",
     "PinValue",
     "Pooled",
     "RepeatReduction",
+    "RubricLeakage",
     "SliceDelta",
     "SlicingResult",
     "Standardized",
@@ -56,6 +61,7 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = "1.0"
+_T = TypeVar("_T")
 PinValue = str | int | float | bool | None  # a flattened pin (lists are kept as JSON text)
 ALL_CASES = "(all cases)"
 OUTPUT_CHARS = 4000  # longest stored output carried per moved case (row-level, bounded)
@@ -120,7 +126,7 @@ class SliceDelta:
     """
 
     slice: str
-    basis: str  # "paired" | "unpaired" | "none"
+    basis: Literal["paired", "unpaired", "none"]
     n_pairs: int
     baseline_mean: float
     candidate_mean: float
@@ -141,7 +147,7 @@ class SliceDelta:
     # binary paired data: the interval by the other method ("wald" or "newcombe"), shown
     # beside the chosen one so a reader can see how much the method matters
     alternative_ci: ConfidenceInterval | None = None
-    alternative_interval: str | None = None
+    alternative_interval: Literal["wald", "newcombe"] | None = None
 
     @property
     def main(self) -> PairedResult | UnpairedResult | None:
@@ -157,7 +163,7 @@ class Standardized:
     weights: Mapping[str, float]
     per_arm: Mapping[str, FixedMix]
     delta: FixedMix
-    delta_basis: str  # "paired" | "unpaired"
+    delta_basis: Literal["paired", "unpaired"]
     dropped_slices: tuple[str, ...]
     dropped_weight: float
     # per slice of the delta: the shares at which it would flip the delta or its interval
@@ -171,7 +177,7 @@ class Standardized:
     mix_df: float | None = None
     # "ahead" / "behind": the delta's interval lies above / below zero; "includes_zero";
     # "undefined" when the delta or its interval is not finite
-    verdict: str = "undefined"
+    verdict: Literal["ahead", "behind", "includes_zero", "undefined"] = "undefined"
     # the mix is the paired cases' own (every slice weighted by its share of the pairs): the
     # standardized delta is then the all-cases paired delta and ``delta`` carries its
     # interval, and each arm's rate is its rate on the shared cases (issue 24, item 5)
@@ -297,6 +303,21 @@ class CriticalEvidence:
     cases: tuple[CriticalCase, ...]
 
 
+class NotInComparison(KeyError):
+    """A metric, slicing, candidate or slice the Comparison does not hold; says what it holds."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+def _one(kind: str, name: str, found: Mapping[str, _T]) -> _T:
+    """``found[name]``, or :class:`NotInComparison` naming what there is."""
+    if name in found:
+        return found[name]
+    held = ", ".join(repr(k) for k in found) or "none"
+    raise NotInComparison(f"no {kind} {name!r} in this comparison; it has: {held}")
+
+
 @dataclass(frozen=True)
 class PairComparison:
     """Baseline against one candidate, under one slicing column.
@@ -322,6 +343,12 @@ class PairComparison:
     cost: Cost | None = None
     critical: CriticalEvidence | None = None
 
+    def slice(self, name: str) -> SliceDelta:
+        """The delta in slice ``name`` (:data:`ALL_CASES` is the overall row)."""
+        found = {d.slice: d for d in self.slices}
+        found.setdefault(self.overall.slice, self.overall)
+        return _one("slice", name, found)
+
 
 @dataclass(frozen=True)
 class SlicingResult:
@@ -342,7 +369,7 @@ class MetricResult:
     """
 
     metric: str
-    kind: str  # "binary" | "graded"
+    kind: str  # "binary" | "graded" (a Literal once synthetic.py passes one)
     repeated: bool
     unit: str
     slicings: tuple[SlicingResult, ...]
@@ -537,6 +564,21 @@ class Comparison:
     repeats: RepeatReduction | None = None  # set when a reducer or a tool's reducer applies
     # every paired sample, right and wrong per arm (imported Inspect AI logs, pass/fail)
     samples: tuple[SampleSideBySide, ...] = field(default=())
+
+    def slicing(self, metric: str | None = None, by: str | None = None) -> SlicingResult:
+        """One metric's results under one slicing column (defaults: the first of each)."""
+        found = {m.metric: m for m in self.metrics}
+        chosen: MetricResult = _one("metric", metric, found) if metric else self.metrics[0]
+        if by is None:
+            return chosen.slicings[0]
+        return _one("slicing", by, {s.by: s for s in chosen.slicings})
+
+    def pair(
+        self, candidate: str, metric: str | None = None, by: str | None = None
+    ) -> PairComparison:
+        """The baseline against ``candidate`` (defaults: the first metric and slicing)."""
+        pairs = {p.candidate: p for p in self.slicing(metric, by).pairs}
+        return _one("candidate", candidate, pairs)
 
 
 def to_jsonable(obj: Any) -> Any:

@@ -8,20 +8,25 @@ reproduced in tests/stats/test_stats_paired.py.
 from __future__ import annotations
 
 import dataclasses
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from evaldelta.comparison import Options, build, gather
-from evaldelta.engine import ALL, ArmSliceStats, Moments, PairSliceStats
-from evaldelta.engine.evidence import (
+from evaldelta.comparison import Options, build
+from evaldelta.evidence import (
+    ALL,
+    ArmSliceStats,
     Evidence,
     MetricEvidence,
+    Moments,
     PairEvidence,
-    Request,
+    PairSliceStats,
     SlicingEvidence,
 )
-from evaldelta.sources import parse_source, read_sources
 
 # (both pass, only candidate, only baseline, neither) -> Newcombe (1998) limits for
 # candidate - baseline; e, f, g, h of the paper with first = candidate.
@@ -166,6 +171,10 @@ def _walk(value: Any) -> list[Any]:
 
 def test_gathered_evidence_holds_only_plain_values(tmp_path: Any) -> None:
     """The evidence of a real read carries no backend object, so phase two cannot query."""
+    from evaldelta.engine.evidence import gather
+    from evaldelta.evidence import Request
+    from evaldelta.sources import parse_source, read_sources
+
     path = tmp_path / "rows.csv"
     rows = ["case_id,arm,slice,score"]
     for i in range(40):
@@ -182,9 +191,49 @@ def test_gathered_evidence_holds_only_plain_values(tmp_path: Any) -> None:
 
 def test_the_guard_catches_a_query(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     """The no-query guard above is not vacuous: phase one under it fails."""
+    from evaldelta.engine.evidence import gather
+    from evaldelta.evidence import Request
+    from evaldelta.sources import parse_source, read_sources
+
     path = tmp_path / "rows.csv"
     path.write_text("case_id,arm,score\nc1,v1,1\nc1,v2,0\n")
     tables = read_sources([parse_source(str(path))], slice_columns=("slice",))
     _refuse_queries(monkeypatch)
     with pytest.raises(AssertionError, match="ran a query"):
         gather(tables, Request())
+
+
+BACKENDS = ("ibis", "duckdb", "pyarrow", "sqlglot")
+PURE_BUILD = f"""
+import sys
+from evaldelta.comparison import Options, build
+from evaldelta.model import to_jsonable
+from tests.comparison.test_build_pure import hand_built
+result = build(hand_built(), Options())
+assert to_jsonable(result)["metrics"][0]["slicings"][0]["pairs"]
+print(",".join(m for m in {BACKENDS!r} if m in sys.modules))
+"""
+
+
+def test_phase_two_loads_no_backend() -> None:
+    """A fresh interpreter builds a Comparison from hand-built evidence with no Ibis,
+    DuckDB, pyarrow or sqlglot loaded: phase two and its types stand apart from the engine."""
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "src"), str(root)])}
+    done = subprocess.run(
+        [sys.executable, "-c", PURE_BUILD], cwd=root, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "", f"phase two loaded {done.stdout.strip()}"
+
+
+def test_the_backend_check_is_not_vacuous() -> None:
+    """The same check sees the backend when the engine is imported."""
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "src"), str(root)])}
+    code = PURE_BUILD.replace("import sys\n", "import sys\nimport evaldelta.engine.evidence\n")
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "ibis" in done.stdout

@@ -15,7 +15,8 @@ from evaldelta.checks import join_cases, load_checks, read_rows, score_rows, wri
 from evaldelta.comparison import compare
 from evaldelta.demo import SCENARIOS, audit_demo, audit_demo_text, run_scenario
 from evaldelta.errors import InputError
-from evaldelta.leakage import STYLE_FLAG, leakage_from_rows
+from evaldelta.leakage import leakage_from_rows
+from evaldelta.model import STYLE_FLAG
 from evaldelta.report import render_json, render_text
 from evaldelta.report.html import render_html
 from evaldelta.report.markdown import render_markdown

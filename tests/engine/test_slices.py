@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 import evaldelta.engine._slices as slices_mod
-from evaldelta.engine import ALL, build_case_table, reduce_slices, validate
+from evaldelta.engine import build_case_table, reduce_slices, validate
+from evaldelta.evidence import ALL
 from evaldelta.sources import parse_source
 from evaldelta.sources._canonical import read_sources
 from tests.rows import write_rows

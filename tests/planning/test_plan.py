@@ -208,7 +208,7 @@ def test_allocation_errors(args: tuple[object, ...], message: str) -> None:
 
 
 def test_pilot_allocation_on_seed004() -> None:
-    from evaldelta.engine._mix import read_mix
+    from evaldelta.sources._mix import read_mix
 
     with data_path("seed004.csv") as path, data_path("traffic004.csv") as traffic:
         weights = read_mix(traffic)

@@ -118,9 +118,9 @@ def plan_cmd(
     table: TableOpt = None,
 ) -> None:
     """Sample sizes and minimum detectable effects per slice; allocate a budget of cases."""
-    from evaldelta.engine._mix import read_mix
     from evaldelta.planning.plan import plan_from_pilot, plan_from_summary
     from evaldelta.report.plan import render_plan_json, render_plan_markdown, render_plan_text
+    from evaldelta.sources._mix import read_mix
 
     sources = sources_from(pilot, arm)
     given = [

@@ -12,36 +12,29 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evaldelta.comparison._build import Options, build
 from evaldelta.comparison._mixes import MixArg, named_mixes
 from evaldelta.comparison.upstream import check_kinds
-from evaldelta.engine import CriticalSelector
-from evaldelta.engine._mix import read_mix
-from evaldelta.engine.evidence import Evidence, Request, gather
 from evaldelta.errors import UsageError
+from evaldelta.evidence import CriticalSelector, Evidence, Request
 from evaldelta.model import Comparison
-from evaldelta.sources import (
-    ReadOptions,
-    Source,
-    TableSet,
-    display_path,
-    is_default,
-    move_rows,
-    open_backend,
-    read_sources,
-)
 from evaldelta.sources._errors import reading_errors
+from evaldelta.sources._mix import MixFile, MixInput, fit_mix, load_mix, read_mixes
+from evaldelta.sources._pins import display_path
 from evaldelta.stats._reducers import Reducer
 
-__all__ = ["Evidence", "Options", "Request", "build", "compare", "gather"]
+if TYPE_CHECKING:
+    from evaldelta.sources import ReadOptions, Source, TableSet
+
+__all__ = ["Evidence", "Options", "Request", "build", "compare"]
 
 INTERVALS = ("newcombe", "wald")
 
 
 def _sources(files: Sequence[Source | str | Path]) -> list[Source]:
-    from evaldelta.sources import parse_source
+    from evaldelta.sources import Source, parse_source
 
     return [f if isinstance(f, Source) else parse_source(str(f)) for f in files]
 
@@ -78,7 +71,7 @@ def compare(
     :class:`Source` objects (which can name the arm a file holds). ``metrics`` default to
     the first source's (``score`` for tidy files, an importer's own otherwise);
     ``read_options`` are passed to the readers (column mapping, case key, filter, strict).
-    ``mix`` is ``actual``, ``equal``, a mix file, or several: :mod:`~.comparison._mixes`;
+    ``mix`` is ``actual``, ``equal``, a mix file, or several: :mod:`evaldelta.sources._mix`;
     ``traffic`` an optional traffic file whose weights give a second standardized result;
     without one, a ``sample_weight`` column (written by ``evaldelta sample``) gives the
     traffic mix: each slice's sum of weights estimates its traffic (Horvitz-Thompson).
@@ -98,6 +91,8 @@ def compare(
     ``by``: the slicing columns (default ``slice``; rows without one are one slice, ``all``,
     and the comparison's notes say so, naming columns that look like slicing columns).
     """
+    from evaldelta.engine.evidence import gather  # the queries: loaded when they run
+
     _check_options(interval, list_limit, confidence)
     declared: dict[str, Any] = {
         "allowed_pin_differences": tuple(allowed_pin_differences),
@@ -106,7 +101,6 @@ def compare(
     }
     declared["by_given"] = bool(by)
     by = tuple(by or ()) or ("slice",)
-    options = dataclasses.replace(read_options or ReadOptions(), outputs_on_demand=True)
     tables = _read(
         files,
         backend,
@@ -115,14 +109,16 @@ def compare(
         metrics=tuple(metrics) if metrics else None,
         critical_column=critical.column if critical else None,
         critical_tag=critical.tag if critical else None,
-        options=options,
+        options=read_options,
     )
     reducer, declared["reducer_chosen_by"] = resolve_reducer(reduce, tables)
+    mixes = read_mixes(mix)  # the files are read with the rows, before any query
+    traffic_file = (Path(traffic), load_mix(Path(traffic))) if traffic else None
     request = Request(baseline=baseline, candidates=candidates, by=by, scale=scale,
                       list_limit=list_limit, critical=critical, three_arm=three_arm,
                       reducer=reducer)  # fmt: skip
     evidence = gather(tables, request)
-    chosen = _options(evidence, mix, traffic, confidence, interval)
+    chosen = _options(evidence, mixes, traffic_file, confidence, interval)
     return build(evidence, dataclasses.replace(chosen, **declared))
 
 
@@ -164,12 +160,15 @@ def resolve_reducer(reduce: str, tables: TableSet) -> tuple[Reducer | None, str]
 
 def _options(
     evidence: Evidence,
-    mix: MixArg,
-    traffic: str | Path | None,
+    mix: tuple[MixInput, ...],
+    traffic: tuple[Path, MixFile] | None,
     confidence: float,
     interval: str,
 ) -> Options:
-    """How to build the comparison: the interval, the mix and the traffic weights read."""
+    """The interval, the mixes and the traffic weights, fitted to the data's slices.
+
+    The files were read before the queries ran; nothing is read here.
+    """
     slices = set(evidence.slice_names)
     mixes = named_mixes(mix, list(evidence.slice_names))
     return Options(
@@ -178,11 +177,11 @@ def _options(
         mix=mixes[0].name,
         mixes=mixes,
         traffic=(
-            read_mix(Path(traffic), slices, complete=True, label="the traffic mix (--traffic)")
-            if traffic
+            fit_mix(traffic[1], slices, complete=True, label="the traffic mix (--traffic)")
+            if traffic is not None
             else None
         ),
-        traffic_label=display_path(Path(traffic)) if traffic else None,
+        traffic_label=display_path(traffic[0]) if traffic is not None else None,
     )
 
 
@@ -199,6 +198,18 @@ def _read(
     files: Sequence[Source | str | Path], backend: Any, table: str | None, **kwargs: Any
 ) -> TableSet:
     """The canonical relation on ``backend``: files read on DuckDB and moved, or its table."""
+    from evaldelta.sources import (
+        ReadOptions,
+        Source,
+        is_default,
+        move_rows,
+        open_backend,
+        read_sources,
+    )
+
+    options = kwargs.pop("options", None) or ReadOptions()
+    kwargs["options"] = dataclasses.replace(options, outputs_on_demand=True)
+
     if table is not None and is_default(backend):
         raise UsageError("--table NAME reads a table of --backend spark or an Ibis URL")
     if table is not None and files:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from evaldelta import __version__
 from evaldelta.comparison._mixes import NamedMix
@@ -17,8 +18,7 @@ from evaldelta.comparison._slicing import SlicingBuilder
 from evaldelta.comparison._three_arm import three_arm_summary
 from evaldelta.comparison.pins import undeclared_differences
 from evaldelta.comparison.upstream import upstream_checks
-from evaldelta.engine import ALL
-from evaldelta.engine.evidence import Evidence, MetricEvidence, SlicingEvidence
+from evaldelta.evidence import ALL, Evidence, MetricEvidence, SlicingEvidence
 from evaldelta.leakage import leakage_from_metrics
 from evaldelta.model import SCHEMA_VERSION, Comparison, MetricResult, RepeatReduction
 
@@ -54,7 +54,7 @@ class Options:
             return self.mixes
         if self.mix_weights is None:
             return (NamedMix(self.mix, "actual"),)
-        kind = "equal" if self.mix == "equal" else "file"
+        kind: Literal["equal", "file"] = "equal" if self.mix == "equal" else "file"
         return (NamedMix(self.mix, kind, dict(self.mix_weights)),)
 
 

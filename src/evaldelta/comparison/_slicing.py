@@ -11,14 +11,21 @@ import math
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from evaldelta import stats
 from evaldelta.comparison._notes import Notes
 from evaldelta.comparison._standardized import Standardizer, normalize
-from evaldelta.engine import ALL, ArmSliceStats, CriticalStats, PairSliceStats
-from evaldelta.engine._histogram import DeltaBins
-from evaldelta.engine.evidence import PairEvidence, SlicingEvidence, check_summarizable
+from evaldelta.evidence import (
+    ALL,
+    ArmSliceStats,
+    CriticalStats,
+    DeltaBins,
+    PairEvidence,
+    PairSliceStats,
+    SlicingEvidence,
+    check_summarizable,
+)
 from evaldelta.model import (
     ALL_CASES,
     ArmSlice,
@@ -36,6 +43,7 @@ from evaldelta.model import (
 )
 
 __all__ = ["SlicingBuilder"]
+Interval = Literal["wald", "newcombe"]
 
 
 @dataclass
@@ -276,7 +284,8 @@ class SlicingBuilder:
     ) -> SliceDelta:
         label = ALL_CASES if p.slice == ALL else p.slice
         alt_ci: stats.ConfidenceInterval | None = None
-        alt_method: str | None = None
+        alt_method: Interval | None = None
+        basis: Literal["paired", "unpaired", "none"]
         paired: stats.PairedResult | None = None
         unpaired: stats.UnpairedResult | None = None
         table = None
@@ -329,7 +338,9 @@ class SlicingBuilder:
 
     def _paired(
         self, p: PairSliceStats
-    ) -> tuple[stats.PairedResult, stats.ConfidenceInterval | None, str | None, TwoByTwo | None]:
+    ) -> tuple[
+        stats.PairedResult, stats.ConfidenceInterval | None, Interval | None, TwoByTwo | None
+    ]:
         """The paired delta; for single-attempt pass/fail, also the other interval and 2x2."""
         if not self.binary_single:
             paired = stats.paired_means_from_summary(
@@ -345,7 +356,7 @@ class SlicingBuilder:
         paired = stats.paired_proportions(
             *cells, confidence=self.confidence, interval=self.interval
         )
-        other = "wald" if self.interval == "newcombe" else "newcombe"
+        other: Interval = "wald" if self.interval == "newcombe" else "newcombe"
         with warnings.catch_warnings():
             # the other method is shown beside for contrast, not relied on
             warnings.simplefilter("ignore", stats.ReliabilityWarning)

@@ -29,11 +29,11 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from evaldelta import stats
 from evaldelta.comparison._notes import Notes
-from evaldelta.engine import ArmSliceStats, PairSliceStats
+from evaldelta.evidence import ArmSliceStats, PairSliceStats
 from evaldelta.model import SliceDelta, Standardized
 
 __all__ = ["Standardizer", "normalize"]
@@ -342,7 +342,9 @@ def _with_pooled_se(
     return out
 
 
-def _verdict(delta: stats.FixedMix) -> str:
+def _verdict(
+    delta: stats.FixedMix,
+) -> Literal["ahead", "behind", "includes_zero", "undefined"]:
     """Which side of zero the fixed-mix delta's interval lies on (``Standardized.verdict``)."""
     low, high = delta.ci.low, delta.ci.high
     if not (math.isfinite(delta.estimate) and math.isfinite(low) and math.isfinite(high)):

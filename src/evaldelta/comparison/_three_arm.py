@@ -13,9 +13,7 @@ import math
 
 from evaldelta import stats
 from evaldelta.comparison._notes import Notes
-from evaldelta.engine import ALL
-from evaldelta.engine._three_arm import ThreeArmStats
-from evaldelta.engine.evidence import ThreeArmEvidence
+from evaldelta.evidence import ALL, ThreeArmEvidence, ThreeArmStats
 from evaldelta.model import ALL_CASES, ThreeArmCost, ThreeArmSlice, ThreeArmSummary
 
 __all__ = ["three_arm_summary"]

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from evaldelta.engine._upstream import UpstreamCounts
 from evaldelta.errors import UsageError
+from evaldelta.evidence import UpstreamCounts
 from evaldelta.model import PinValue, UpstreamCheck, UpstreamExample
 from evaldelta.upstream import KINDS
 

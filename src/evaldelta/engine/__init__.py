@@ -1,17 +1,12 @@
-"""Rows -> validated relation -> sufficient statistics (DuckDB by default, through Ibis)."""
+"""Rows -> validated relation -> sufficient statistics (DuckDB by default, through Ibis).
 
-from evaldelta.engine._critical import (
-    CriticalSelector,
-    CriticalStats,
-    critical_stats,
-    reduce_critical,
-)
+Only the queries live here; the plain types they return (:class:`~evaldelta.evidence.Evidence`
+and its parts) are :mod:`evaldelta.evidence`'s, which loads no backend.
+"""
+
+from evaldelta.engine._critical import critical_stats, reduce_critical
 from evaldelta.engine._reduce import (
-    ALL,
-    ArmSliceStats,
     CaseTable,
-    Moments,
-    PairSliceStats,
     build_case_table,
     list_cases,
     slice_weight_totals,
@@ -23,13 +18,7 @@ from evaldelta.engine._slices import (
 from evaldelta.engine._validate import validate
 
 __all__ = [
-    "ALL",
-    "ArmSliceStats",
     "CaseTable",
-    "CriticalSelector",
-    "CriticalStats",
-    "Moments",
-    "PairSliceStats",
     "SliceReduction",
     "build_case_table",
     "critical_stats",

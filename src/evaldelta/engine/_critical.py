@@ -7,73 +7,22 @@ attempts, not a slice's moments. The query is bounded: the critical set is selec
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import ibis
 
 from evaldelta.errors import Location, PolicyError, UsageError
+from evaldelta.evidence import CriticalSelector, CriticalStats
 from evaldelta.sources import TableSet
 from evaldelta.sources._fetch import arrow, rows
 
 __all__ = [
     "MAX_CRITICAL",
-    "CriticalSelector",
-    "CriticalStats",
     "critical_stats",
     "reduce_critical",
 ]
 
 MAX_CRITICAL = 10_000
-
-
-@dataclass(frozen=True)
-class CriticalSelector:
-    """Which cases are critical, and what counts as a passing attempt.
-
-    ``pass_threshold`` None means score >= 1 (binary metrics); a graded metric needs one.
-    ``regression_cases`` are ids from a regression set: critical where the rows have them,
-    and flagged ``regression``; unlike ``cases``, an id the data lacks is no error here (the
-    gate reports it as not run).
-    ``origin`` maps ``cases`` / ``column`` / ``tag`` / ``pass_threshold`` to where the value
-    came from (a policy file line), so errors about them can name it.
-    """
-
-    cases: tuple[str, ...] = ()
-    column: str | None = None
-    tag: str | None = None
-    pass_threshold: float | None = None
-    origin: Mapping[str, Location] = field(default_factory=dict, compare=False)
-    regression_cases: tuple[str, ...] = ()
-
-    def describe(self) -> str:
-        """A short description: ``ids R1, R2; column 'critical'; tag 'critical'``."""
-        parts = []
-        if self.cases:
-            shown = ", ".join(self.cases[:5]) + (", ..." if len(self.cases) > 5 else "")
-            parts.append(f"ids {shown}")
-        if self.column is not None:
-            parts.append(f"column {self.column!r}")
-        if self.tag is not None:
-            parts.append(f"tag {self.tag!r}")
-        if self.regression_cases:
-            n = len(self.regression_cases)
-            parts.append(f"regression set ({n} case{'' if n == 1 else 's'})")
-        return "; ".join(parts)
-
-
-@dataclass(frozen=True)
-class CriticalStats:
-    """One critical case in one arm: attempts, scored attempts and passing attempts."""
-
-    case_id: str
-    arm: str
-    slices: Mapping[str, str]
-    flagged_by: tuple[str, ...]
-    attempts: int
-    scored: int
-    passes: int
 
 
 def reduce_critical(

@@ -13,29 +13,18 @@ small slice is not cut into empty bins).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import ibis
 import pyarrow as pa
 
-from evaldelta.engine._reduce import ALL, CaseTable
+from evaldelta.engine._reduce import CaseTable
+from evaldelta.evidence import ALL, DeltaBins
 from evaldelta.sources._fetch import rows as _rows
 
-__all__ = ["MAX_BINS", "DeltaBins", "delta_histograms"]
+__all__ = ["MAX_BINS", "delta_histograms"]
 
 MAX_BINS = 40
-
-
-@dataclass(frozen=True)
-class DeltaBins:
-    """One slice's paired deltas: ``len(counts)`` fixed-width bins and the zero count."""
-
-    slice: str
-    n: int
-    zero: int
-    edges: tuple[float, ...]
-    counts: tuple[int, ...]
 
 
 def _bins(n_nonzero: int, distinct: int, max_bins: int) -> int:

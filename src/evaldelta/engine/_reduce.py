@@ -13,7 +13,7 @@ import decimal
 import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 import ibis
@@ -22,15 +22,13 @@ import ibis.expr.types as ir
 from evaldelta.engine._exact import exact_parts
 from evaldelta.engine._pivot import _bit_width, _derived, _pivot
 from evaldelta.errors import DuplicateRowError, SliceConflictError
+from evaldelta.evidence import ALL
 from evaldelta.sources import TableSet, locate
 from evaldelta.sources._fetch import rows as _rows
 from evaldelta.sources._values import padded
 
 __all__ = [
-    "ArmSliceStats",
     "CaseTable",
-    "Moments",
-    "PairSliceStats",
     "UncheckedCaseIds",
     "build_case_table",
     "check_case_ids",
@@ -39,82 +37,10 @@ __all__ = [
     "slice_weight_totals",
 ]
 
-ALL = "__all__"
 _TABLE_IDS = itertools.count()
 # Clusters in one order on every backend (nulls first: DuckDB and Spark differ by default),
 # so the clustered SE and its df sum the same numbers in the same order.
 _BY_CLUSTER = [ibis.asc("slice", nulls_first=True), ibis.asc("cl", nulls_first=True)]
-
-
-@dataclass(frozen=True)
-class Moments:
-    """Count, sum and sum of squares of case-level values."""
-
-    n: int
-    total: float
-    sumsq: float
-
-    @property
-    def mean(self) -> float:
-        """The mean, or NaN when there are no values (reported, never 0)."""
-        return self.total / self.n if self.n else math.nan
-
-    @property
-    def sd(self) -> float:
-        """Sample standard deviation (ddof=1); NaN below two values."""
-        if self.n < 2:
-            return math.nan
-        var = (self.sumsq - self.total * self.total / self.n) / (self.n - 1)
-        return math.sqrt(max(var, 0.0))
-
-
-@dataclass(frozen=True)
-class ArmSliceStats:
-    """What one arm did in one slice (``slice == ALL`` for the whole arm)."""
-
-    arm: str
-    slice: str
-    cases: int
-    attempts: int
-    reviewed: int
-    scores: Moments
-    max_scored_per_case: int
-    cost_usd: float | None
-    attempt_total: float = 0.0
-    clusters: tuple[tuple[int, float], ...] | None = None
-    with_pass: int = 0  # cases whose mean score is above 0 (pass/fail: passed at least once)
-    with_fail: int = 0  # cases whose mean score is below 1 (pass/fail: failed at least once)
-
-    @property
-    def unlabeled(self) -> int:
-        """Attempts with no score yet."""
-        return self.attempts - self.reviewed
-
-    @property
-    def attempt_mean(self) -> float:
-        """Mean over scored attempts (every run counts once), for contrast with case means."""
-        return self.attempt_total / self.reviewed if self.reviewed else math.nan
-
-
-@dataclass(frozen=True)
-class PairSliceStats:
-    """Candidate minus baseline on the cases both arms scored, in one slice."""
-
-    baseline: str
-    candidate: str
-    slice: str
-    delta: Moments
-    nonzero: int
-    base: Moments
-    cand: Moments
-    both_pass: int
-    only_baseline: int
-    only_candidate: int
-    both_fail: int
-    only_in_baseline: int
-    only_in_candidate: int
-    unscored_in_one: int
-    clusters: tuple[tuple[int, float], ...] | None = field(default=None)
 
 
 @dataclass(frozen=True)

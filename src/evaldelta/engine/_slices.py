@@ -15,16 +15,8 @@ from typing import Any
 
 from evaldelta.engine._exact import exact_parts as _exact_parts
 from evaldelta.engine._exact import exact_sum as _exact_sum
-from evaldelta.engine._reduce import (
-    _BY_CLUSTER,
-    ALL,
-    ArmSliceStats,
-    CaseTable,
-    Moments,
-    PairSliceStats,
-    cost_totals,
-    settle_checks,
-)
+from evaldelta.engine._reduce import _BY_CLUSTER, CaseTable, cost_totals, settle_checks
+from evaldelta.evidence import ALL, ArmSliceStats, Moments, PairSliceStats
 from evaldelta.sources._fetch import rows as _rows
 
 __all__ = ["SliceReduction", "reduce_slices"]

@@ -13,22 +13,20 @@ frequent ``model_used``).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import ibis
 import ibis.expr.types as ir
 
 from evaldelta.engine._exact import exact_sum
-from evaldelta.engine._reduce import ALL, CaseTable, Moments, build_case_table, cost_totals
+from evaldelta.engine._reduce import CaseTable, build_case_table, cost_totals
 from evaldelta.errors import UsageError
+from evaldelta.evidence import ALL, Escalation, Moments, ThreeArmStats
 from evaldelta.model import PinValue
 from evaldelta.sources import TableSet
 from evaldelta.sources._fetch import rows as _rows
 
 __all__ = [
-    "Escalation",
-    "ThreeArmStats",
     "check_roles",
     "escalation_basis",
     "reduce_three_arms",
@@ -36,47 +34,6 @@ __all__ = [
 ]
 
 CHEAP, CASCADE, STRONG = 0, 1, 2
-
-
-@dataclass(frozen=True)
-class Escalation:
-    """How escalation is read: ``escalated``, or ``model_used`` != the cheap model."""
-
-    basis: str  # "escalated" | "model_used"
-    cheap_model: str | None
-    cheap_models_seen: int  # distinct model_used values of the cheap arm (1 is expected)
-
-    def predicate(self) -> Callable[[ir.Table], ir.BooleanValue]:
-        """The row predicate (null where unknown) the pivot aggregates."""
-        if self.basis == "escalated":
-            return lambda t: t.escalated
-        name = self.cheap_model
-        return lambda t: t.model_used != name
-
-
-@dataclass(frozen=True)
-class ThreeArmStats:
-    """Sums over one slice (``slice == ALL`` for every case) of the three-arm pivot.
-
-    ``n`` counts cases all three arms scored; the means and the two delta moments (strong -
-    cheap, cascade - cheap) are over those. ``kept`` are the cases cascade and strong both
-    scored where no cascade attempt escalated; ``divergent`` is cascade - strong on them.
-    """
-
-    slice: str
-    n: int
-    cheap_total: float
-    cascade_total: float
-    strong_total: float
-    gap: Moments
-    recovered: Moments
-    cascade_attempts: int
-    escalation_known: int | None
-    escalated_attempts: int | None
-    escalated_cases: int | None
-    divergent: Moments | None
-    cases: tuple[int, int, int]
-    cost_usd: tuple[float, float, float] | None
 
 
 def check_roles(roles: Sequence[str], present: Sequence[str]) -> tuple[str, str, str]:
@@ -132,8 +89,16 @@ def build_three_arm_table(
         tables,
         roles,
         metric,
-        escalation=escalation.predicate() if escalation is not None else None,
+        escalation=_predicate(escalation) if escalation is not None else None,
     )
+
+
+def _predicate(escalation: Escalation) -> Callable[[ir.Table], ir.BooleanValue]:
+    """The row predicate (null where unknown) the pivot aggregates."""
+    if escalation.basis == "escalated":
+        return lambda t: t.escalated
+    name = escalation.cheap_model
+    return lambda t: t.model_used != name
 
 
 def reduce_three_arms(cases: CaseTable, by: str) -> list[ThreeArmStats]:

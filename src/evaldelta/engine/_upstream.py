@@ -13,35 +13,19 @@ cases (by case id) with each arm's hash and, where a source stores it, the text 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import ibis
 
+from evaldelta.evidence import UpstreamCounts, UpstreamKind
 from evaldelta.sources import TableSet
 from evaldelta.sources._values import as_text
 from evaldelta.upstream import DISPLAY_COLUMNS
 
-__all__ = ["EXAMPLES", "UpstreamCounts", "upstream_counts"]
+__all__ = ["EXAMPLES", "upstream_counts"]
 
 EXAMPLES = 3  # differing cases listed per pair and kind
 TEXT_CHARS = 4000  # longest text kept for a diff
-
-
-@dataclass(frozen=True)
-class UpstreamCounts:
-    """One kind of upstream input, compared between the baseline and one candidate."""
-
-    baseline: str
-    candidate: str
-    kind: str  # "prompt" | "payload" | "retrieval"
-    paired: int
-    compared: int
-    differing: int
-    # (case_id, baseline hash, candidate hash, baseline text, candidate text)
-    examples: tuple[tuple[str, str | None, str | None, str | None, str | None], ...] = field(
-        default=()
-    )
 
 
 def upstream_counts(
@@ -93,7 +77,7 @@ def _pair(tables: TableSet, base: str, cand: str, limit: int) -> list[UpstreamCo
             UpstreamCounts(
                 baseline=base,
                 candidate=cand,
-                kind=kind,
+                kind=cast(UpstreamKind, kind),
                 paired=int(total["paired"] or 0),
                 compared=int(total[f"cmp_{kind}"] or 0),
                 differing=differing,

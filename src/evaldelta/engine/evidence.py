@@ -2,27 +2,23 @@
 
 DESIGN.md draws a comparison in two phases. This is the first: given the canonical relation
 (:class:`~evaldelta.sources.TableSet`, from the row seam) and a :class:`Request`, run every
-query the comparison needs and return the results as plain Python values. The second phase,
-:mod:`evaldelta.comparison`, turns an :class:`Evidence` into a
-:class:`~evaldelta.model.Comparison` without touching a backend, so it can be tested with
-hand-built evidence.
+query the comparison needs and return the results as plain Python values (the types of
+:mod:`evaldelta.evidence`). The second phase, :mod:`evaldelta.comparison`, turns an
+:class:`Evidence` into a :class:`~evaldelta.model.Comparison` without touching a backend,
+so it can be tested with hand-built evidence.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Literal
 
-from evaldelta.engine._critical import CriticalSelector, CriticalStats, critical_stats
-from evaldelta.engine._histogram import DeltaBins, delta_histograms
+from evaldelta.engine._critical import critical_stats
+from evaldelta.engine._histogram import delta_histograms
 from evaldelta.engine._lookalike import missing_slicing, slicing_lookalikes
 from evaldelta.engine._outputs import case_outputs
 from evaldelta.engine._reduce import (
-    ALL,
-    ArmSliceStats,
-    PairSliceStats,
     UncheckedCaseIds,
     build_case_table,
     check_case_ids,
@@ -33,140 +29,32 @@ from evaldelta.engine._repeats import reduce_repeats
 from evaldelta.engine._samples import has_inspect_logs, side_by_side
 from evaldelta.engine._slices import reduce_slices
 from evaldelta.engine._three_arm import (
-    Escalation,
-    ThreeArmStats,
     build_three_arm_table,
     check_roles,
     escalation_basis,
     reduce_three_arms,
     roles_from_pins,
 )
-from evaldelta.engine._upstream import UpstreamCounts, upstream_counts
+from evaldelta.engine._upstream import upstream_counts
 from evaldelta.engine._validate import Validated, validate, validate_quickly
-from evaldelta.errors import BadValueError, UsageError
-from evaldelta.model import OUTPUT_CHARS, PinValue, SampleSideBySide
+from evaldelta.errors import UsageError
+from evaldelta.evidence import (
+    CriticalSelector,
+    Evidence,
+    MetricEvidence,
+    PairEvidence,
+    Request,
+    SlicingEvidence,
+    ThreeArmEvidence,
+    check_summarizable,
+)
+from evaldelta.model import OUTPUT_CHARS
 from evaldelta.sources import Source, TableSet, display_path
 from evaldelta.sources._fetch import rows as fetch_rows
-from evaldelta.sources._report import ImportReport
 from evaldelta.sources._values import as_text, stripped
 from evaldelta.stats._reducers import Reducer
 
-__all__ = [
-    "Evidence",
-    "MetricEvidence",
-    "PairEvidence",
-    "Request",
-    "SlicingEvidence",
-    "ThreeArmEvidence",
-    "check_summarizable",
-    "gather",
-    "input_name",
-]
-
-
-@dataclass(frozen=True)
-class Request:
-    """What the comparison asks of the data (arms, slicings, what the report lists)."""
-
-    baseline: str | None = None
-    candidates: Sequence[str] | None = None
-    by: tuple[str, ...] = ("slice",)
-    scale: tuple[float, float] | None = None
-    list_limit: int | None = 50
-    critical: CriticalSelector | None = None
-    three_arm: Sequence[str] | None = None
-    reducer: Reducer | None = None  # repeats per case: None or the mean is the case mean
-
-
-@dataclass(frozen=True)
-class PairEvidence:
-    """The baseline against one candidate, on one slicing column.
-
-    ``slices`` end with the overall row (slice ``ALL``); ``listing`` holds the bounded
-    one-arm-only and moved-case lists (:func:`~evaldelta.engine.list_cases`); ``outputs``
-    each listed moved case's stored output per arm, keyed ``(case_id, arm)``.
-    """
-
-    candidate: str
-    slices: tuple[PairSliceStats, ...]
-    histograms: Mapping[str, DeltaBins]
-    listing: Mapping[str, list[dict[str, Any]]]
-    outputs: Mapping[tuple[str, str], str]
-
-
-@dataclass(frozen=True)
-class SlicingEvidence:
-    """One slicing column of one metric: per-(arm, slice) sums and each pair's tables."""
-
-    by: str
-    arm_stats: tuple[ArmSliceStats, ...]
-    pairs: tuple[PairEvidence, ...]
-
-    @property
-    def repeated(self) -> bool:
-        """Some case has more than one scored attempt in some arm."""
-        return any(a.max_scored_per_case > 1 for a in self.arm_stats)
-
-
-@dataclass(frozen=True)
-class MetricEvidence:
-    """One metric: whether it is pass/fail, its slicings, weights and critical cases."""
-
-    metric: str
-    binary: bool  # every score is 0 or 1 (with or without repeats)
-    slicings: tuple[SlicingEvidence, ...]
-    sample_weight_totals: Mapping[str, float] | None = None  # per slice of the first column
-    critical: tuple[list[CriticalStats], float] | None = None
-    samples: tuple[SampleSideBySide, ...] = ()  # Inspect AI logs, pass/fail: every sample
-
-
-@dataclass(frozen=True)
-class ThreeArmEvidence:
-    """The three-arm (cheap, cascade, strong) sums per slice, and how escalation is read."""
-
-    roles: tuple[str, str, str]  # (cheap, cascade, strong)
-    roles_from: str  # "given" | "pins"
-    metric: str
-    by: str
-    escalation: Escalation | None
-    rows: tuple[ThreeArmStats, ...]  # the overall row last
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """Everything a comparison reads from the data, as plain values."""
-
-    inputs: tuple[str, ...]
-    arms: tuple[str, ...]  # baseline first, then the candidates
-    present: tuple[str, ...]
-    baseline_reason: str
-    by: tuple[str, ...]
-    slice_names: tuple[str, ...]  # of the first slicing column, over the compared arms
-    slice_sizes: Mapping[str, tuple[int, int]]  # column -> (slices, one-case slices)
-    trimmed: int
-    observed: Mapping[str, tuple[float | None, float | None]]
-    metrics: tuple[MetricEvidence, ...]
-    pins: Mapping[str, Mapping[str, PinValue]]
-    imports: tuple[ImportReport, ...] = ()
-    three_arm: ThreeArmEvidence | None = None
-    critical_selector: str = ""
-    scale: tuple[float, float] | None = None
-    upstream: tuple[UpstreamCounts, ...] = ()  # per pair and kind: prompt/payload/retrieval
-    reducer: str = "mean"  # how each case's repeats were reduced (stats._reducers names)
-    # slicing columns no source has (every case in one slice, "all"), and the columns that
-    # look like slicing columns, to name in the note that says so (engine/_lookalike.py)
-    missing_by: tuple[str, ...] = ()
-    slice_lookalikes: tuple[str, ...] = ()
-
-    @property
-    def baseline(self) -> str:
-        """The baseline arm."""
-        return self.arms[0]
-
-    @property
-    def candidates(self) -> tuple[str, ...]:
-        """The candidate arms, in order."""
-        return self.arms[1:]
+__all__ = ["gather", "input_name", "resolve_arms"]
 
 
 def gather(tables: TableSet, request: Request) -> Evidence:
@@ -234,7 +122,7 @@ def _gather(tables: TableSet, request: Request, checked: Validated) -> Evidence:
     if first is None:  # pragma: no cover - the row seam always yields a metric
         raise RuntimeError("no metric to compare")
     pins = tables.pins(arms)
-    roles_from = "given"
+    roles_from: Literal["given", "pins"] = "given"
     if roles is None:
         roles, roles_from = roles_from_pins(pins, arms), "pins"
     three = (
@@ -334,28 +222,12 @@ def _metric(
     return evidence, counts
 
 
-def check_summarizable(
-    arm_stats: Sequence[ArmSliceStats], arms: Sequence[str], metric: str
-) -> None:
-    """Refuse data that cannot be summarized, with the reason, before any later query fails."""
-    overall = [a for a in arm_stats if a.slice == ALL]
-    if not any(a.scores.n for a in overall):
-        attempts = sum(a.attempts for a in overall)
-        raise BadValueError(
-            f"no attempt of the compared arms ({', '.join(arms)}) has a "
-            f"{metric!r} value: all {attempts} are unlabeled; score them first "
-            "(evaldelta score), or name another --metric"
-        )
-    for a in overall:
-        if not (math.isfinite(a.scores.total) and math.isfinite(a.scores.sumsq)):
-            raise BadValueError(
-                f"the {metric!r} values of arm {a.arm!r} are too large to summarize: their "
-                "sum of squares overflows a float; rescale the metric"
-            )
-
-
 def _three_arm(
-    tables: TableSet, roles: tuple[str, str, str], roles_from: str, metric: str, by: str
+    tables: TableSet,
+    roles: tuple[str, str, str],
+    roles_from: Literal["given", "pins"],
+    metric: str,
+    by: str,
 ) -> ThreeArmEvidence:
     esc = escalation_basis(tables, roles[0])
     cases = build_three_arm_table(tables, roles, metric, esc)

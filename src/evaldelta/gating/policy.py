@@ -48,8 +48,8 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from evaldelta import _toml
-from evaldelta.engine import CriticalSelector
 from evaldelta.errors import Location, PolicyError
+from evaldelta.evidence import CriticalSelector
 from evaldelta.gating.results import Basis, FailAdjust, OnInconclusive
 from evaldelta.gating.rules import RULES, Rule
 from evaldelta.gating.rules.critical import CriticalRule
