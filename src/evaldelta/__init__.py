@@ -18,7 +18,7 @@ evaldelta`` stays cheap.
 
 from typing import TYPE_CHECKING
 
-from evaldelta._lazy import lazy_names
+from evaldelta._util._lazy import lazy_names
 
 __version__ = "0.1.0"
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from evaldelta._progress import working
+from evaldelta._util._progress import working
 from evaldelta.commands._shared import (
     ArmOpt,
     BackendOpt,

@@ -31,7 +31,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from evaldelta._json_bounds import nests_too_deep
+from evaldelta._util._json_bounds import nests_too_deep
 
 __all__ = [
     "DISPLAY_COLUMNS",

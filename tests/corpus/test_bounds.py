@@ -19,9 +19,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaldelta import _limits, _toml
-from evaldelta._json_bounds import BoundedReader, JsonScanner, LimitExceeded, nests_too_deep
-from evaldelta._limits import MAX_DEPTH
+from evaldelta._util import _limits, _toml
+from evaldelta._util._json_bounds import BoundedReader, JsonScanner, LimitExceeded, nests_too_deep
+from evaldelta._util._limits import MAX_DEPTH
 from evaldelta.errors import ConfigError, PolicyError, UnreadableFileError
 
 from ..conftest import one_line_error

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaldelta._json_bounds import nests_too_deep
+from evaldelta._util._json_bounds import nests_too_deep
 from evaldelta.checks._mechanical import CheckResult
 from evaldelta.checks._spec import CheckSpec
 from evaldelta.errors import JudgeError

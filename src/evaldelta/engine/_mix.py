@@ -8,8 +8,8 @@ import math
 import re
 from pathlib import Path
 
-from evaldelta import _limits
-from evaldelta._json_bounds import check_json
+from evaldelta._util import _limits
+from evaldelta._util._json_bounds import check_json
 from evaldelta.errors import Location, MixError
 
 __all__ = ["read_mix"]

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaldelta import _toml
+from evaldelta._util import _toml
 from evaldelta.engine import CriticalSelector
 from evaldelta.errors import Location, PolicyError
 from evaldelta.regression._file import Provenance

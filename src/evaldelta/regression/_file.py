@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from evaldelta import _toml
+from evaldelta._util import _toml
 from evaldelta.errors import Location, RegressionSetError
 
 __all__ = [

@@ -15,7 +15,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from evaldelta import _limits
+from evaldelta._util import _limits
 from evaldelta.errors import InputError, Location
 
 __all__ = ["loads", "read_text"]
