@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from evaldelta.audit import Yardstick, audit, normalize_whitespace, read_goldens, retrieval_audit
-from evaldelta.demo import audit_demo, run_demo
+from evaldelta.demo.audit import audit_demo
+from evaldelta.demo.scenarios import run_demo
 from evaldelta.errors import MissingColumnError, UsageError
 
 REPO = Path(__file__).resolve().parents[1]

@@ -6,7 +6,7 @@ import json
 
 import jsonschema
 
-from evaldelta.demo import SCENARIOS, run_scenario
+from evaldelta.demo.scenarios import SCENARIOS, run_scenario
 from evaldelta.report import render_json
 from evaldelta.schema import comparison_schema
 

@@ -290,10 +290,10 @@ def demo_cmd(
     ] = None,
 ) -> None:
     """Print the seeds' worked scenarios (bundled data, offline); write demo-report-*.html."""
-    from evaldelta.demo import run_demo
+    from evaldelta.demo.scenarios import run_demo
 
     if live:
-        from evaldelta.demo_live import run_live_demo
+        from evaldelta.demo.live import run_live_demo
 
         sys.stdout.write(run_live_demo(store))
         return

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from evaldelta.comparison import compare
-from evaldelta.demo import GATE_POLICY_004, SCENARIOS, run_scenario
+from evaldelta.demo.scenarios import GATE_POLICY_004, SCENARIOS, run_scenario
 from evaldelta.gating import FAIL, PASS, evaluate
 from evaldelta.gating.policy import parse_policy
 from evaldelta.model import Comparison

@@ -12,7 +12,7 @@ import re
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from evaldelta.demo import SCENARIOS, run_scenario
+from evaldelta.demo.scenarios import SCENARIOS, run_scenario
 from evaldelta.model import Comparison
 from evaldelta.report import render_markdown, render_text
 from evaldelta.report.html import render_html
