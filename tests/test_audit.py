@@ -11,7 +11,13 @@ from typing import Any
 
 import pytest
 
-from evaldelta.audit import Yardstick, audit, normalize_whitespace, read_goldens, retrieval_audit
+from evaldelta.checks.audit import (
+    Yardstick,
+    audit,
+    normalize_whitespace,
+    read_goldens,
+    retrieval_audit,
+)
 from evaldelta.demo.audit import audit_demo
 from evaldelta.demo.scenarios import run_demo
 from evaldelta.errors import MissingColumnError, UsageError

@@ -6,7 +6,7 @@ from importlib.resources import files
 
 import pandas as pd
 
-from evaldelta.upstream import payload_hash, prompt_hash, retrieval_hash
+from evaldelta.sources.hashes import payload_hash, prompt_hash, retrieval_hash
 
 DATA = files("evaldelta.data")
 

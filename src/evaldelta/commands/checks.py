@@ -212,8 +212,8 @@ def audit_cmd(
     ] = None,
 ) -> None:
     """Reference-bias audit: self-agreement, triage, symmetry, rubric leakage; or retrieval."""
-    from evaldelta.audit import audit, read_goldens, retrieval_audit
     from evaldelta.checks import join_cases, load_checks, read_rows
+    from evaldelta.checks.audit import audit, read_goldens, retrieval_audit
     from evaldelta.report.audit import audit_to_json, render_audit_text, render_retrieval_text
     from evaldelta.sources import parse_source
 

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from evaldelta.engine._upstream import UpstreamCounts
 from evaldelta.errors import UsageError
 from evaldelta.model import PinValue, UpstreamCheck, UpstreamExample
-from evaldelta.upstream import KINDS
+from evaldelta.sources.hashes import KINDS
 
 __all__ = ["check_kinds", "declared_by_pins", "upstream_checks"]
 

@@ -11,8 +11,8 @@ from contextlib import ExitStack
 from importlib.resources import as_file, files
 from typing import Any
 
-from evaldelta.audit import AuditResult, Yardstick, audit
 from evaldelta.checks import join_cases, load_checks, read_rows, score_rows
+from evaldelta.checks.audit import AuditResult, Yardstick, audit
 from evaldelta.report._escape import term_text
 from evaldelta.report._leakage import leakage_lines
 from evaldelta.report.audit import render_audit_text

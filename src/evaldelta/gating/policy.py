@@ -425,7 +425,7 @@ class _Parser:
 
     def _upstream(self, data: Mapping[str, Any]) -> tuple[str, ...]:
         """``[upstream] allow = ["prompt"]``: upstream changes the gate accepts undeclared."""
-        from evaldelta.upstream import KINDS
+        from evaldelta.sources.hashes import KINDS
 
         if "upstream" not in data:
             return ()
