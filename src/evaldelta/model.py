@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaldelta.leakage import RubricLeakage
+from evaldelta.sources._pins import PinValue
 from evaldelta.sources._report import ImportIssue, ImportReport
 from evaldelta.stats import (
     BreakEven,
@@ -56,7 +57,6 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = "1.0"
-PinValue = str | int | float | bool | None  # a flattened pin (lists are kept as JSON text)
 ALL_CASES = "(all cases)"
 OUTPUT_CHARS = 4000  # longest stored output carried per moved case (row-level, bounded)
 # the scales graded scores usually come on, narrowest first: a score range is read as the
