@@ -12,7 +12,7 @@ from evaldelta.commands._shared import OutputOpt, write_output
 from evaldelta.errors import UsageError
 
 if TYPE_CHECKING:  # loaded by the commands that use them, so --help stays fast
-    from evaldelta.checks._score import CheckSet
+    from evaldelta.checks import CheckSet
     from evaldelta.provider import Provider
     from evaldelta.stats._leakage import LeakageRule
 
