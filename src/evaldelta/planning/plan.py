@@ -22,7 +22,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from evaldelta import stats
 from evaldelta.comparison._notes import in_reader_words
@@ -70,7 +70,7 @@ class SlicePlan:
     """
 
     slice: str
-    kind: str  # "graded" | "binary"
+    kind: Literal["graded", "binary"]
     method: str
     n_now: int | None
     observed_delta: float | None
@@ -109,11 +109,11 @@ class Plan:
     """The result artifact of ``evaldelta plan``."""
 
     schema_version: str
-    source: str  # "pilot" | "sd" | "discordance"
+    source: Literal["pilot", "sd", "discordance"]
     inputs: tuple[str, ...]
     metric: str | None
     by: str | None
-    kind: str
+    kind: Literal["graded", "binary", "mixed"]
     effect: float | None
     power: float
     alpha: float
@@ -498,6 +498,8 @@ def plan_from_summary(
     With ``traffic`` and ``budget``, every slice gets the same sd in :func:`allocate`.
     """
     check_design(effect, power, alpha, alternative)
+    source: Literal["sd", "discordance"]
+    kind: Literal["graded", "binary"]
     if (p_only_candidate is None) != (p_only_baseline is None):
         raise UsageError("give both --p-only-candidate and --p-only-baseline, or neither")
     if sd is not None and p_only_candidate is not None:
