@@ -498,8 +498,6 @@ def plan_from_summary(
     With ``traffic`` and ``budget``, every slice gets the same sd in :func:`allocate`.
     """
     check_design(effect, power, alpha, alternative)
-    source: Literal["sd", "discordance"]
-    kind: Literal["graded", "binary"]
     if (p_only_candidate is None) != (p_only_baseline is None):
         raise UsageError("give both --p-only-candidate and --p-only-baseline, or neither")
     if sd is not None and p_only_candidate is not None:
@@ -523,14 +521,14 @@ def plan_from_summary(
             "(given rates)", None, p_only_candidate, p_only_baseline, None,
             implied, power, alpha, alternative,
         )  # fmt: skip
-        source, kind, eff = "discordance", "binary", implied
+        eff = implied
     elif sd is not None:
         if not (math.isfinite(sd) and sd > 0):
             raise UsageError(f"--sd must be a positive number, not {sd}")
         if effect is None:
             raise UsageError("--sd needs --effect (the delta to detect, in score units)")
         one = _graded_slice("(given sd)", None, None, sd, sd, effect, power, alpha, alternative)
-        source, kind, eff = "sd", "graded", effect
+        eff = effect
     else:
         raise UsageError(
             "give a pilot (--from FILE or --arm NAME=FILE), or --sd with --effect, or "
@@ -545,11 +543,11 @@ def plan_from_summary(
         )
     return Plan(
         schema_version=PLAN_SCHEMA_VERSION,
-        source=source,
+        source="discordance" if one.kind == "binary" else "sd",
         inputs=(),
         metric=None,
         by=None,
-        kind=kind,
+        kind=one.kind,
         effect=eff,
         power=power,
         alpha=alpha,
