@@ -81,10 +81,10 @@ from calibrate_edges import (
 )
 
 from evaldelta import stats
+from evaldelta.comparison.model import Comparison
 from evaldelta.gating import FAIL, evaluate
 from evaldelta.gating.policy import parse_policy
 from evaldelta.gating.synthetic import from_deltas
-from evaldelta.model import Comparison
 from evaldelta.stats._cluster import UNEQUAL_CV
 
 SEED = 20261201

@@ -177,7 +177,7 @@ def build_seed002(rng: np.random.Generator) -> list[Row]:
 # --------------------------------------------------------------------------- seed 002, upstream
 #
 # The same 40 tickets and scores as seed002.csv, with the upstream hashes the runner records
-# per attempt (evaldelta.upstream: sha256 of canonical JSON; re-implemented here so the
+# per attempt (evaldelta.sources.hashes: sha256 of canonical JSON; re-implemented here so the
 # generator needs numpy only, and checked against the library in tests/demo/test_upstream_demo.py).
 # The two arms declare a model release only, but the candidate's run came after the
 # retriever's index was refreshed: on UPSTREAM_CHANGED tickets it retrieved a newer version

@@ -18,17 +18,17 @@ evaldelta`` stays cheap.
 
 from typing import TYPE_CHECKING
 
-from evaldelta._lazy import lazy_names
+from evaldelta._util._lazy import lazy_names
 
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time each loads on first use
     from evaldelta.comparison import compare
+    from evaldelta.comparison.model import Comparison
     from evaldelta.errors import EvaldeltaError
     from evaldelta.evidence import CriticalSelector
     from evaldelta.gating import Policy, Verdict, load_policy
     from evaldelta.gating import compare_with_policy as gate
-    from evaldelta.model import Comparison
     from evaldelta.planning import Plan, SampleResult, sample
     from evaldelta.planning import plan_from_pilot as plan
     from evaldelta.sources import ReadOptions, Source
@@ -38,7 +38,7 @@ _WHERE = {
     "gate": "evaldelta.gating",
     "plan": "evaldelta.planning",
     "sample": "evaldelta.planning",
-    "Comparison": "evaldelta.model",
+    "Comparison": "evaldelta.comparison.model",
     "Verdict": "evaldelta.gating",
     "Plan": "evaldelta.planning",
     "SampleResult": "evaldelta.planning",

@@ -2,10 +2,11 @@
 
 DESIGN.md draws a comparison in two phases. Phase one (:func:`evaldelta.engine.evidence.gather`)
 runs every query and returns an :class:`Evidence`; phase two (:mod:`evaldelta.comparison`)
-turns it into a :class:`~evaldelta.model.Comparison`. The types of that hand-over live here,
-apart from the engine, so that phase two (and a test that builds evidence by hand) loads no
-backend: this module imports no Ibis, DuckDB or pyarrow, only the standard library, the
-model and :mod:`evaldelta.stats`.
+turns it into a :class:`~evaldelta.comparison.model.Comparison`. The types of that hand-over
+live here, apart from the engine, so that phase two (and a test that builds evidence by hand)
+loads no backend: this module imports no Ibis, DuckDB or pyarrow, only the standard library,
+the row seam's plain types (pins, the import report) and :mod:`evaldelta.stats`; the
+Comparison's model imports this, not the reverse.
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from evaldelta.errors import BadValueError, Location
-from evaldelta.model import PinValue, SampleSideBySide
+from evaldelta.sources._pins import PinValue
 from evaldelta.sources._report import ImportReport
 from evaldelta.stats._reducers import Reducer
 
 __all__ = [
     "ALL",
+    "OUTPUT_CHARS",
     "ArmSliceStats",
     "CriticalSelector",
     "CriticalStats",
@@ -33,6 +35,9 @@ __all__ = [
     "PairEvidence",
     "PairSliceStats",
     "Request",
+    "SampleRow",
+    "SampleSideBySide",
+    "SampleState",
     "SlicingEvidence",
     "ThreeArmEvidence",
     "ThreeArmStats",
@@ -40,6 +45,48 @@ __all__ = [
     "UpstreamKind",
     "check_summarizable",
 ]
+
+OUTPUT_CHARS = 4000  # longest stored output carried per moved case (row-level, bounded)
+SampleState = Literal["right", "wrong", "partly"]
+
+
+@dataclass(frozen=True)
+class SampleRow:
+    """One paired case of a side-by-side: each arm's case mean and output.
+
+    ``baseline_state`` / ``candidate_state`` are ``right`` (every scored attempt passed),
+    ``wrong`` (none did) or ``partly`` (some epochs passed). Outputs are untrusted text.
+    """
+
+    case_id: str
+    slice: str
+    baseline: float
+    candidate: float
+    baseline_state: SampleState
+    candidate_state: SampleState
+    baseline_output: str | None = None
+    candidate_output: str | None = None
+
+
+@dataclass(frozen=True)
+class SampleSideBySide:
+    """Every paired sample of one pass/fail metric, which arm got it right and which wrong.
+
+    Built for imported Inspect AI logs (inspect_ai #1327): ``counts`` maps
+    ``"BASELINE_STATE/CANDIDATE_STATE"`` to the number of paired cases, over all of them;
+    ``rows`` lists up to ``limit`` of them, the cases the candidate lost first, then those it
+    won, those both got wrong, partly, and right.
+    """
+
+    metric: str
+    by: str
+    baseline: str
+    candidate: str
+    paired: int
+    counts: Mapping[str, int]
+    rows: tuple[SampleRow, ...]
+    limit: int
+
 
 UpstreamKind = Literal["prompt", "payload", "retrieval"]
 ALL = "__all__"  # the slice name of a whole arm or pair (every case), beside the slices

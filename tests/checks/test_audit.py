@@ -11,8 +11,15 @@ from typing import Any
 
 import pytest
 
-from evaldelta.audit import Yardstick, audit, normalize_whitespace, read_goldens, retrieval_audit
-from evaldelta.demo import audit_demo, run_demo
+from evaldelta.checks.audit import (
+    Yardstick,
+    audit,
+    normalize_whitespace,
+    read_goldens,
+    retrieval_audit,
+)
+from evaldelta.demo.audit import audit_demo
+from evaldelta.demo.scenarios import run_demo
 from evaldelta.errors import MissingColumnError, UsageError
 from tests.rows import write_rows
 

@@ -16,11 +16,10 @@ from typing import Any
 
 import pytest
 
-from evaldelta.checks import parse_checks
+from evaldelta.checks import OutputCheck, parse_checks
 from evaldelta.checks._mechanical import build_check, timed_out
 from evaldelta.checks._patterns import MAX_EXPANDED, MAX_REPEAT, compile_pattern
 from evaldelta.errors import ChecksFileError, ConfigError
-from evaldelta.run.scoring import OutputCheck
 from tests.conftest import CliResult, one_line_error
 from tests.servers.fake_llm import FakeLLM
 

@@ -6,9 +6,9 @@ import json
 
 import jsonschema
 
-from evaldelta.demo import SCENARIOS, run_scenario
+from evaldelta.demo.scenarios import SCENARIOS, run_scenario
 from evaldelta.report import render_json
-from evaldelta.schema import comparison_schema
+from evaldelta.report.schema import comparison_schema
 from tests.conftest import ROOT
 
 SCHEMA_FILE = ROOT / "schema" / "comparison.schema.json"
@@ -18,7 +18,7 @@ def test_committed_schema_is_what_the_code_derives():
     committed = json.loads(SCHEMA_FILE.read_text())
     assert committed == comparison_schema(), (
         "schema/comparison.schema.json is stale: regenerate it with "
-        "python -c 'import json; from evaldelta.schema import comparison_schema; "
+        "python -c 'import json; from evaldelta.report.schema import comparison_schema; "
         "print(json.dumps(comparison_schema(), indent=2, sort_keys=True))'"
     )
     jsonschema.Draft202012Validator.check_schema(committed)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evaldelta.comparison import Options, build
-from evaldelta.model import ALL_CASES, NotInComparison
+from evaldelta.comparison.model import ALL_CASES, NotInComparison
 from tests.comparison.test_build_pure import hand_built
 
 

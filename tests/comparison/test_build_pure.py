@@ -207,7 +207,7 @@ BACKENDS = ("ibis", "duckdb", "pyarrow", "sqlglot")
 PURE_BUILD = f"""
 import sys
 from evaldelta.comparison import Options, build
-from evaldelta.model import to_jsonable
+from evaldelta.comparison.model import to_jsonable
 from tests.comparison.test_build_pure import hand_built
 result = build(hand_built(), Options())
 assert to_jsonable(result)["metrics"][0]["slicings"][0]["pairs"]

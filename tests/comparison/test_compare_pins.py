@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 from evaldelta.comparison import compare
-from evaldelta.demo import SCENARIOS, run_scenario
+from evaldelta.demo.scenarios import SCENARIOS, run_scenario
 from evaldelta.report import render_json, render_text
 from evaldelta.report.html import render_html
 from evaldelta.sources import Source, display_path, flatten_pins

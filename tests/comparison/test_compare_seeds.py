@@ -14,8 +14,9 @@ import pytest
 from scipy import stats as sps
 from statsmodels.stats.proportion import confint_proportions_2indep
 
-from evaldelta.demo import SCENARIOS, data_path, run_demo, run_scenario
-from evaldelta.model import Comparison, PairComparison
+from evaldelta.comparison.model import Comparison, PairComparison
+from evaldelta.demo import data_path
+from evaldelta.demo.scenarios import SCENARIOS, run_demo, run_scenario
 from evaldelta.report import render_markdown, render_text
 from evaldelta.report._format import fmt
 

@@ -13,10 +13,11 @@ import pytest
 
 from evaldelta.checks import join_cases, load_checks, read_rows, score_rows, write_rows
 from evaldelta.comparison import compare
-from evaldelta.demo import SCENARIOS, audit_demo, audit_demo_text, run_scenario
+from evaldelta.comparison.leakage import leakage_from_rows
+from evaldelta.comparison.model import STYLE_FLAG
+from evaldelta.demo.audit import audit_demo, audit_demo_text
+from evaldelta.demo.scenarios import SCENARIOS, run_scenario
 from evaldelta.errors import InputError
-from evaldelta.leakage import leakage_from_rows
-from evaldelta.model import STYLE_FLAG
 from evaldelta.report import render_json, render_text
 from evaldelta.report.html import render_html
 from evaldelta.report.markdown import render_markdown

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from evaldelta.comparison import compare
+from evaldelta.comparison.model import Standardized
 from evaldelta.demo import data_path
 from evaldelta.errors import MixError, UsageError
-from evaldelta.model import Standardized
 from tests.conftest import one_line_error
 from tests.rows import csv_text
 

@@ -16,9 +16,10 @@ import pytest
 from scipy import stats as sps
 
 from evaldelta.comparison import compare
-from evaldelta.demo import SCENARIOS, data_path, run_scenario
+from evaldelta.comparison.model import Comparison, ThreeArmSlice
+from evaldelta.demo import data_path
+from evaldelta.demo.scenarios import SCENARIOS, run_scenario
 from evaldelta.errors import UsageError
-from evaldelta.model import Comparison, ThreeArmSlice
 from evaldelta.report import render_json, render_markdown, render_text
 from evaldelta.report._format import fmt_signed
 from evaldelta.report.html import render_html

@@ -12,7 +12,7 @@ from evaldelta.comparison.upstream import declared_by_pins
 from evaldelta.errors import GateRefusedError
 from evaldelta.provider import ChatMessage
 from evaldelta.report import render_markdown, render_text
-from evaldelta.upstream import (
+from evaldelta.sources.hashes import (
     payload_fields,
     payload_hash,
     prompt_hash,

@@ -19,9 +19,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaldelta import _limits, _toml
-from evaldelta._json_bounds import BoundedReader, JsonScanner, LimitExceeded, nests_too_deep
-from evaldelta._limits import MAX_DEPTH
+from evaldelta._util import _limits, _toml
+from evaldelta._util._json_bounds import BoundedReader, JsonScanner, LimitExceeded, nests_too_deep
+from evaldelta._util._limits import MAX_DEPTH
 from evaldelta.errors import ConfigError, PolicyError, UnreadableFileError
 
 from ..conftest import one_line_error
@@ -111,7 +111,7 @@ def test_a_long_number_is_a_value_too(monkeypatch) -> None:  # type: ignore[no-u
 def test_text_that_nests_too_deep_is_not_handed_to_json() -> None:
     from evaldelta.checks import split_values
     from evaldelta.checks._mechanical import parse_json_reply
-    from evaldelta.upstream import retrieved_ids
+    from evaldelta.sources.hashes import retrieved_ids
 
     deep = "[" * 100_000 + "]" * 100_000
     assert nests_too_deep(deep) and not nests_too_deep(json.dumps(_nested(MAX_DEPTH)))

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from evaldelta.demo import SCENARIOS, data_path, run_demo, run_scenario
-from evaldelta.demo_seeds import _fig, ledger, ledger_lines
+from evaldelta.demo import data_path
+from evaldelta.demo.scenarios import SCENARIOS, run_demo, run_scenario
+from evaldelta.demo.seeds import _fig, ledger, ledger_lines
 
 
 @pytest.fixture(scope="module")

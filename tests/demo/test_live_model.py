@@ -19,7 +19,7 @@ import duckdb
 import httpx
 import pytest
 
-from evaldelta.demo_live import answer_matches
+from evaldelta.demo.live import answer_matches
 
 
 @pytest.mark.parametrize(
@@ -54,7 +54,7 @@ def model_path() -> Path:
 
 @pytest.mark.local
 def test_demo_live_runs_stores_and_resumes(tmp_path: Path, model_path: Path):
-    from evaldelta.demo_live import run_live_demo
+    from evaldelta.demo.live import run_live_demo
 
     store = tmp_path / "live.duckdb"
     text = run_live_demo(store, progress=False)

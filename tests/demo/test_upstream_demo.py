@@ -6,7 +6,7 @@ from importlib.resources import files
 
 import pandas as pd
 
-from evaldelta.upstream import payload_hash, prompt_hash, retrieval_hash
+from evaldelta.sources.hashes import payload_hash, prompt_hash, retrieval_hash
 
 DATA = files("evaldelta.data")
 
@@ -40,7 +40,7 @@ def test_same_scores_as_seed002_and_four_tickets_moved():
 
 
 def test_the_demo_shows_the_detector_and_the_refusal():
-    from evaldelta.demo_upstream import upstream_demo, upstream_demo_text
+    from evaldelta.demo.upstream import upstream_demo, upstream_demo_text
 
     result = upstream_demo()
     counts = {c.kind: (c.compared, c.differing, c.confounded) for c in result.upstream}

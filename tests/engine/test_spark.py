@@ -28,7 +28,8 @@ from typing import Any
 import pytest
 
 from evaldelta.comparison import compare
-from evaldelta.demo import SCENARIOS, data_path
+from evaldelta.demo import data_path
+from evaldelta.demo.scenarios import SCENARIOS
 from evaldelta.gating import compare_with_policy
 from evaldelta.planning import plan_from_comparison
 from evaldelta.report import render_json

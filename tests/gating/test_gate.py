@@ -8,7 +8,7 @@ import jsonschema
 import pytest
 
 from evaldelta import stats
-from evaldelta.demo import GATE_POLICY_004, SCENARIOS, gate_side_by_side, run_scenario
+from evaldelta.demo.scenarios import GATE_POLICY_004, SCENARIOS, gate_side_by_side, run_scenario
 from evaldelta.gating import FAIL, INCONCLUSIVE, PASS, aggregate_only, evaluate, judge
 from evaldelta.gating.policy import parse_policy
 from evaldelta.report.verdict import render_verdict_markdown

@@ -18,10 +18,10 @@ import pytest
 from scipy.stats import binom
 
 from evaldelta import stats
+from evaldelta.comparison.model import Comparison
 from evaldelta.gating import FAIL, evaluate
 from evaldelta.gating.policy import parse_policy
 from evaldelta.gating.synthetic import from_deltas
-from evaldelta.model import Comparison
 
 ALPHA = 0.05
 N_SLICES = 2000

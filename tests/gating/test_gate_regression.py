@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 
 from evaldelta.regression import Attempt, add_cases
-from evaldelta.schema import verdict_schema
+from evaldelta.report.schema import verdict_schema
 from tests.conftest import ROOT, one_line_error
 
 # c1: the candidate fails it (the baseline passes); c2: both pass; c3: only the baseline ran
@@ -92,7 +92,7 @@ def test_committed_verdict_schema_is_what_the_code_derives() -> None:
     committed = json.loads((ROOT / "schema" / "verdict.schema.json").read_text())
     assert committed == verdict_schema(), (
         "schema/verdict.schema.json is stale: regenerate it with python -c 'import json; "
-        "from evaldelta.schema import verdict_schema; "
+        "from evaldelta.report.schema import verdict_schema; "
         "print(json.dumps(verdict_schema(), indent=2, sort_keys=True))'"
     )
     jsonschema.Draft202012Validator.check_schema(committed)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaldelta._toml import locate_keys
+from evaldelta._util._toml import locate_keys
 from evaldelta.errors import InputError, PolicyError
 from evaldelta.gating.policy import SliceRules, load_policy, parse_policy
 from tests.conftest import ROOT, one_line_error

@@ -14,13 +14,13 @@ from typing import Any, ClassVar
 import pytest
 
 from evaldelta import stats
+from evaldelta.comparison.model import ALL_CASES
 from evaldelta.errors import PolicyError
 from evaldelta.gating import FAIL, PASS, evaluate
 from evaldelta.gating.policy import PolicyReader, parse_policy
 from evaldelta.gating.results import RuleResult
 from evaldelta.gating.rules import RULES, PairGate, Rule, register, rule_of
 from evaldelta.gating.synthetic import from_deltas
-from evaldelta.model import ALL_CASES
 from evaldelta.report.verdict import render_verdict_text
 
 

@@ -37,7 +37,7 @@ def _loaded(code: str) -> set[str]:
     [
         "import evaldelta.cli",
         HELP,
-        "import evaldelta, evaldelta.model, evaldelta.stats, evaldelta.sources",
+        "import evaldelta, evaldelta.comparison.model, evaldelta.stats, evaldelta.sources",
         "from evaldelta.stats import MIN_INFORMATIVE, POISSON_EDGE, MIN_CLUSTERS, WALD_MIN_PAIRS",
     ],
 )

@@ -20,7 +20,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "evaldelta"
 # Lowest first. Within a floor, packages are independent of each other unless a later one
 # on the same line imports an earlier one (checked below as "no two import each other").
 FLOORS: tuple[tuple[str, ...], ...] = (
-    ("_util", "errors", "provider", "stats"),
+    ("_util", "data", "errors", "provider", "stats"),
     ("store",),
     ("sources",),
     ("evidence",),

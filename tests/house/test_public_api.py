@@ -15,8 +15,8 @@ import pytest
 
 import evaldelta
 from evaldelta.comparison import compare
+from evaldelta.comparison.model import Comparison
 from evaldelta.gating import Verdict, compare_with_policy
-from evaldelta.model import Comparison
 from evaldelta.planning import Plan, SampleResult, plan_from_pilot, sample
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evaldelta.demo_regression import regression_demo, regression_demo_text
+from evaldelta.demo.regression import regression_demo, regression_demo_text
 from evaldelta.gating import FAIL
 from evaldelta.regression import parse_set
 

@@ -15,9 +15,9 @@ import pytest
 from rich.console import Console
 
 from evaldelta.comparison import compare
+from evaldelta.comparison.model import Comparison
 from evaldelta.gating import evaluate
 from evaldelta.gating.policy import parse_policy
-from evaldelta.model import Comparison
 from evaldelta.report import render_markdown, render_text
 from evaldelta.report.terminal import print_terminal
 from evaldelta.report.verdict import render_verdict_markdown, render_verdict_text

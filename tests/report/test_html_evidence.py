@@ -13,9 +13,9 @@ from scipy.stats import t as t_dist
 
 from evaldelta import stats
 from evaldelta.comparison import compare
+from evaldelta.comparison.model import DeltaHistogram
 from evaldelta.gating import evaluate
 from evaldelta.gating.policy import parse_policy
-from evaldelta.model import DeltaHistogram
 from evaldelta.report._plan_rows import plan_rows
 from evaldelta.report.html import render_html
 from tests.rows import write_rows

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from evaldelta.comparison import compare
-from evaldelta.demo import SCENARIOS, run_scenario, write_demo_html
+from evaldelta.demo.scenarios import SCENARIOS, run_scenario, write_demo_html
 from evaldelta.report.html import render_html
 from tests.conftest import REAL
 

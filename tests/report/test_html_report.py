@@ -10,7 +10,7 @@ import re
 import pytest
 
 from evaldelta.comparison import compare
-from evaldelta.demo import SCENARIOS, run_scenario
+from evaldelta.demo.scenarios import SCENARIOS, run_scenario
 from evaldelta.report._html_views import word_diff
 from evaldelta.report.html import CSP, FILTER_SCRIPT, render_html
 from tests.rows import paired, write_rows

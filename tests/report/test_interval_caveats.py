@@ -18,8 +18,8 @@ import pytest
 from rich.console import Console
 
 from evaldelta.comparison import compare
+from evaldelta.comparison.model import Comparison
 from evaldelta.demo import data_path
-from evaldelta.model import Comparison
 from evaldelta.report import render_json, render_markdown, render_text
 from evaldelta.report.html import render_html
 from evaldelta.report.terminal import terminal_renderables

@@ -13,7 +13,7 @@ import re
 import pytest
 
 from evaldelta import stats
-from evaldelta.demo import SCENARIOS, run_demo, run_scenario
+from evaldelta.demo.scenarios import SCENARIOS, run_demo, run_scenario
 from evaldelta.gating import evaluate
 from evaldelta.gating.policy import parse_policy
 from evaldelta.report import render_markdown, render_text

@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 from rich.console import Console
 
-from evaldelta.demo import SCENARIOS, run_scenario
+from evaldelta.demo.scenarios import SCENARIOS, run_scenario
 from evaldelta.report import render_json, render_markdown, render_text
 from evaldelta.report.terminal import print_terminal
 from tests.rows import paired, write_rows

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from evaldelta.comparison import compare
-from evaldelta.demo import GATE_POLICY_004, SCENARIOS, run_scenario
+from evaldelta.comparison.model import Comparison
+from evaldelta.demo.scenarios import GATE_POLICY_004, SCENARIOS, run_scenario
 from evaldelta.gating import FAIL, PASS, evaluate
 from evaldelta.gating.policy import parse_policy
-from evaldelta.model import Comparison
 from evaldelta.report import render_markdown, render_text
 from evaldelta.report.html import render_html
 from evaldelta.report.verdict import render_verdict_markdown

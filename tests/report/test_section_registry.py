@@ -19,7 +19,7 @@ from rich.text import Text
 
 import evaldelta
 from evaldelta.comparison import compare
-from evaldelta.model import Comparison
+from evaldelta.comparison.model import Comparison
 from evaldelta.report import render_markdown, render_text, sections
 from evaldelta.report.html import render_html
 from evaldelta.report.sections import PairContext, PairSection, Report, Section

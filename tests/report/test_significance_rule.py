@@ -12,8 +12,8 @@ import re
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from evaldelta.demo import SCENARIOS, run_scenario
-from evaldelta.model import Comparison
+from evaldelta.comparison.model import Comparison
+from evaldelta.demo.scenarios import SCENARIOS, run_scenario
 from evaldelta.report import render_markdown, render_text
 from evaldelta.report.html import render_html
 

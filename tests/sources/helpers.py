@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evaldelta.model import ALL_CASES, ArmSlice, Comparison
+from evaldelta.comparison.model import ALL_CASES, ArmSlice, Comparison
 
 from ..conftest import ROOT
 

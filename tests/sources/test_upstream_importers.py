@@ -1,7 +1,7 @@
 """Importers fill the upstream hashes from what their logs carry (real fixtures).
 
 References: the prompt text (and generation kwargs) as each log itself records it, hashed
-with :mod:`evaldelta.upstream`'s definition (tests/comparison/test_upstream.py pins that
+with :mod:`evaldelta.sources.hashes`'s definition (tests/comparison/test_upstream.py pins that
 definition to hand-written canonical JSON).
 """
 
@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 
 from evaldelta.comparison import compare
 from evaldelta.sources import Source, import_rows
-from evaldelta.upstream import payload_hash, prompt_hash
+from evaldelta.sources.hashes import payload_hash, prompt_hash
 
 from .helpers import LOGS
 

@@ -12,8 +12,8 @@ import pytest
 
 from evaldelta.comparison import compare
 from evaldelta.sources import Source
+from evaldelta.sources.hashes import payload_hash, prompt_hash, retrieval_hash
 from evaldelta.store import SCHEMA_VERSION, Store, resolve_run
-from evaldelta.upstream import payload_hash, prompt_hash, retrieval_hash
 from tests.run.test_run import KEY, run, write_config
 from tests.servers.fake_llm import FakeLLM
 

@@ -1,12 +1,14 @@
 """Requirement checks (mechanical) and the blinded LLM judge.
 
-``load_checks("checks.yaml")`` reads and validates a checks file; ``score_rows`` scores
+``load_checks("checks.yaml")`` reads and validates a checks file (:class:`OutputCheck` is one
+check written inline in a run config instead); ``score_rows`` scores
 rows that carry an ``output`` column (plus the case fields the checks read) and returns
 them with ``check.<id>``, ``pass`` and ``judge_score`` columns. See ``examples/checks.yaml``
 for the file format and :mod:`evaldelta.checks._judge` for how the judge is blinded.
 """
 
 from evaldelta.checks._dates import DateMatch, commitment_dates
+from evaldelta.checks._inline import OUTPUT_CHECK_KINDS, OutputCheck, OutputCheckKind
 from evaldelta.checks._judge import (
     JudgeCheck,
     JudgePins,
@@ -36,6 +38,7 @@ from evaldelta.checks._spec import KINDS, CheckSpec, parse_checks, read_checks
 
 __all__ = [
     "KINDS",
+    "OUTPUT_CHECK_KINDS",
     "Check",
     "CheckResult",
     "CheckSet",
@@ -44,6 +47,8 @@ __all__ = [
     "JudgeCheck",
     "JudgePins",
     "JudgeRun",
+    "OutputCheck",
+    "OutputCheckKind",
     "PairItem",
     "PairwiseRun",
     "ScoreResult",

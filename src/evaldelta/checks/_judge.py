@@ -24,9 +24,9 @@ import random
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from evaldelta._json_bounds import nests_too_deep
+from evaldelta._util._json_bounds import nests_too_deep
 from evaldelta.checks._mechanical import CheckResult
 from evaldelta.checks._spec import CheckSpec
 from evaldelta.errors import JudgeError
@@ -44,6 +44,9 @@ __all__ = [
     "parse_preference",
     "parse_verdict",
 ]
+
+# a single judge scores one reply; a pairwise judge prefers one of two (both orders)
+JudgeMode = Literal["single", "pairwise"]
 
 SYSTEM = (
     "You grade one customer-facing reply against one rubric. You are not told who or what "
@@ -86,7 +89,7 @@ class JudgePins:
     rubric_sha256: str
     template_sha256: str
     repeats: int
-    mode: str
+    mode: JudgeMode
     graded: tuple[float, float] | None
     shuffle_seed: int | None = None
     model_versions: tuple[str, ...] = ()
@@ -105,7 +108,7 @@ class JudgeCheck:
     graded: tuple[float, float] | None
     pass_threshold: float | None
     repeats: int
-    mode: str
+    mode: JudgeMode
 
     @property
     def id(self) -> str:

@@ -25,9 +25,9 @@ from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
 
-from evaldelta import _limits
-from evaldelta._json_bounds import check_json, nests_too_deep
-from evaldelta._limits import too_deep
+from evaldelta._util import _limits
+from evaldelta._util._json_bounds import check_json, nests_too_deep
+from evaldelta._util._limits import too_deep
 from evaldelta.checks._dates import commitment_dates, is_negated, normalize_text
 from evaldelta.checks._patterns import PatternTimeout, TimeBudget, UserPattern, compile_pattern
 from evaldelta.checks._spec import CheckSpec
@@ -276,7 +276,7 @@ def _allowed_values(spec: CheckSpec, budget: TimeBudget) -> Check:
 def parse_json_reply(output: str) -> Any:
     """The reply as JSON (a surrounding ```json fence is allowed); raises ValueError.
 
-    A reply nested past :data:`~evaldelta._limits.MAX_DEPTH` is not read (ValueError).
+    A reply nested past :data:`~evaldelta._util._limits.MAX_DEPTH` is not read (ValueError).
     """
     text = output.strip()
     if len(text) >= 6 and text.startswith("```") and text.endswith("```"):

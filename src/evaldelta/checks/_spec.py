@@ -1,7 +1,7 @@
 """Read a checks file (YAML) into :class:`CheckSpec` objects, naming file and line on error.
 
 ``yaml.safe_load`` forgets where a value came from, so the file is composed into nodes
-(within the nesting and alias limits of :mod:`evaldelta._yaml`) and each check's keys are
+(within the nesting and alias limits of :mod:`evaldelta._util._yaml`) and each check's keys are
 read with their line numbers. Every problem is one line:
 ``checks.yaml, line 12, field 'kind', value 'regx': unknown check kind (did you mean
 'regex_required'?)``. The schema is documented in ``examples/checks.yaml``.
@@ -19,7 +19,7 @@ from typing import Any
 from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from evaldelta import _limits, _yaml
+from evaldelta._util import _limits, _yaml
 from evaldelta.errors import ChecksFileError, Location
 
 __all__ = ["KINDS", "CheckSpec", "parse_checks", "read_checks"]
@@ -123,7 +123,7 @@ def read_checks(path: str | Path) -> list[CheckSpec]:
 def parse_checks(text: str, path: str = "<checks>") -> list[CheckSpec]:
     """Parse checks YAML: a list of checks, or a mapping with ``checks`` (and ``judge``).
 
-    Composed within the limits of :mod:`evaldelta._yaml` (nesting, alias expansion).
+    Composed within the limits of :mod:`evaldelta._util._yaml` (nesting, alias expansion).
     """
     root = _yaml.compose(text, path, ChecksFileError)
     if root is None:

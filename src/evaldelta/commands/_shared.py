@@ -2,24 +2,28 @@
 
 Every command that reads eval rows takes the same inputs (files, ``--arm NAME=FILE``,
 ``--baseline``, ``--candidate``, mixes, confidence, scale); declaring them once keeps their
-help text and behaviour identical across ``compare``, ``gate`` and ``plan``.
+help text and behaviour identical across ``compare``, ``gate`` and ``plan``. ``compare`` and
+``gate`` share the whole set: each lists the declarations in its signature (typer reads
+the options, and their order in ``--help``, from there), and :class:`RowOptions` turns them
+into the library's keyword arguments, once for both.
 """
 
 from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from evaldelta.errors import UsageError
 
 if TYPE_CHECKING:  # the readers load in the commands that read: --help does not pay for them
-    from evaldelta.model import Comparison
+    from evaldelta.comparison.model import Comparison
     from evaldelta.sources import ImportReport, ReadOptions, Source
 
 __all__ = [
@@ -35,14 +39,18 @@ __all__ = [
     "IntervalOpt",
     "MixOpt",
     "OutputOpt",
+    "ReduceOpt",
+    "RowOptions",
     "RunOpt",
     "ScaleOpt",
     "StoreOpt",
     "StrictOpt",
+    "TableOpt",
     "TrafficOpt",
     "announce_imports",
     "announce_warnings",
     "inputs_from",
+    "inputs_or_table",
     "mix_option",
     "parse_arm_files",
     "parse_scale",
@@ -299,3 +307,59 @@ def mix_option(values: Sequence[str] | None) -> str | list[str]:
     if not values:
         return "actual"
     return values[0] if len(values) == 1 else list(values)
+
+
+@dataclass(frozen=True)
+class RowOptions:
+    """The options ``compare`` and ``gate`` share, as the command received them.
+
+    Each field is the parameter of the same name in both commands (declared with the
+    ``*Opt`` aliases above); :meth:`of` picks them out of the command's parameters, and
+    :meth:`sources` and :meth:`compare_kwargs` wire them the one way both commands use.
+    """
+
+    files: list[str] | None
+    arm: list[str] | None
+    baseline: str | None
+    candidate: list[str] | None
+    mix: list[str] | None
+    traffic: Path | None
+    confidence: float
+    interval: Interval
+    scale: str | None
+    expect_change: list[str] | None
+    store: Path | None
+    run: str | None
+    columns: list[str] | None
+    case_key: str | None
+    filter: str | None
+    strict: bool
+    backend: str
+    table: str | None
+    reduce: str
+
+    @classmethod
+    def of(cls, params: Mapping[str, Any]) -> RowOptions:
+        """The shared options out of a command's parameters (its ``locals()``), by name."""
+        return cls(**{f.name: params[f.name] for f in fields(cls)})
+
+    def sources(self) -> list[Source]:
+        """The inputs: files, ``--arm``, ``--store`` (none when ``--table`` names the rows)."""
+        return inputs_or_table(self.files, self.arm, self.store, self.run, self.table)
+
+    def compare_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments of ``compare`` (and ``compare_with_policy``) they set."""
+        return {
+            "baseline": self.baseline,
+            "candidates": self.candidate or None,
+            "mix": mix_option(self.mix),
+            "traffic": self.traffic,
+            "confidence": self.confidence,
+            "interval": self.interval.value,
+            "scale": parse_scale(self.scale),
+            "expected_changes": tuple(self.expect_change or ()),
+            "read_options": read_options(self.columns, self.case_key, self.filter, self.strict),
+            "backend": self.backend,
+            "table": self.table,
+            "reduce": self.reduce,
+        }

@@ -12,7 +12,7 @@ from evaldelta.commands._shared import OutputOpt, write_output
 from evaldelta.errors import UsageError
 
 if TYPE_CHECKING:  # loaded by the commands that use them, so --help stays fast
-    from evaldelta.checks._score import CheckSet
+    from evaldelta.checks import CheckSet
     from evaldelta.provider import Provider
     from evaldelta.stats._leakage import LeakageRule
 
@@ -212,8 +212,8 @@ def audit_cmd(
     ] = None,
 ) -> None:
     """Reference-bias audit: self-agreement, triage, symmetry, rubric leakage; or retrieval."""
-    from evaldelta.audit import audit, read_goldens, retrieval_audit
     from evaldelta.checks import join_cases, load_checks, read_rows
+    from evaldelta.checks.audit import audit, read_goldens, retrieval_audit
     from evaldelta.report.audit import audit_to_json, render_audit_text, render_retrieval_text
     from evaldelta.sources import parse_source
 

@@ -27,6 +27,7 @@ from evaldelta.commands._shared import (
     MixOpt,
     OutputOpt,
     ReduceOpt,
+    RowOptions,
     RunOpt,
     ScaleOpt,
     StoreOpt,
@@ -35,10 +36,6 @@ from evaldelta.commands._shared import (
     TrafficOpt,
     announce_imports,
     announce_warnings,
-    inputs_or_table,
-    mix_option,
-    parse_scale,
-    read_options,
     write_output,
 )
 
@@ -109,6 +106,7 @@ def gate_cmd(
     reduce: ReduceOpt = "auto",
 ) -> None:
     """Gate a release: apply a policy to the comparison; exit 0 pass, 1 fail, 3 inconclusive."""
+    shared = RowOptions.of(locals())  # first: the parameters only
     from evaldelta.errors import UsageError
     from evaldelta.gating import compare_with_policy  # here: it imports the engine (Ibis)
     from evaldelta.report.verdict import (
@@ -122,24 +120,12 @@ def gate_cmd(
             "gate needs --policy FILE (a TOML policy; see examples/gate.toml) or "
             "--regression-set FILE"
         )
-    sources = inputs_or_table(files, arm, store, run, table)
     comparison, verdict = compare_with_policy(
-        sources,
+        shared.sources(),
         policy,
-        baseline=baseline,
-        candidates=candidate or None,
+        **shared.compare_kwargs(),
         by=(by,) if by else None,
-        mix=mix_option(mix),
-        traffic=traffic,
-        confidence=confidence,
-        interval=interval.value,
-        scale=parse_scale(scale),
-        expected_changes=tuple(expect_change or ()),
-        read_options=read_options(columns, case_key, filter, strict),
-        backend=backend,
-        table=table,
         regression_sets=tuple(regression_set or ()),
-        reduce=reduce,
     )
     announce_imports(comparison.imports)
     announce_warnings(comparison)

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from evaldelta._progress import working
+from evaldelta._util._progress import working
 from evaldelta.commands._shared import (
     BackendOpt,
     CaseKeyOpt,

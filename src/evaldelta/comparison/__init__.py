@@ -3,7 +3,7 @@
 ``compare(["runs.parquet"], baseline="v1")`` reads the inputs through the row seam
 (:mod:`evaldelta.sources`), gathers every number in one engine phase
 (:func:`evaldelta.engine.evidence.gather`) and builds the
-:class:`~evaldelta.model.Comparison` from that evidence without touching the data again
+:class:`~evaldelta.comparison.model.Comparison` from that evidence without touching the data again
 (:func:`evaldelta.comparison._build.build`).
 """
 
@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from evaldelta.comparison._build import Options, build
 from evaldelta.comparison._mixes import MixArg, named_mixes
+from evaldelta.comparison.model import Comparison
 from evaldelta.comparison.upstream import check_kinds
 from evaldelta.errors import UsageError
 from evaldelta.evidence import CriticalSelector, Evidence, Request
-from evaldelta.model import Comparison
 from evaldelta.sources._errors import reading_errors
 from evaldelta.sources._mix import MixFile, MixInput, fit_mix, load_mix, read_mixes
 from evaldelta.sources._pins import display_path
@@ -76,10 +76,10 @@ def compare(
     without one, a ``sample_weight`` column (written by ``evaldelta sample``) gives the
     traffic mix: each slice's sum of weights estimates its traffic (Horvitz-Thompson).
     ``critical`` selects critical cases (ids, a flag column, a tag): each pair then carries
-    their attempts and passes (:class:`~evaldelta.model.CriticalEvidence`) for the gate.
+    their attempts and passes (:class:`~evaldelta.comparison.model.CriticalEvidence`) for the gate.
     ``three_arm`` names the (always-cheap, cascade, always-strong) arms of a cascade run: the
-    comparison then carries a :class:`~evaldelta.model.ThreeArmSummary` on the first metric
-    and slicing column. Without it, the roles are read from a run store's pins when a
+    comparison then carries a :class:`~evaldelta.comparison.model.ThreeArmSummary` on the first
+    metric and slicing column. Without it, the roles are read from a run store's pins when a
     compared cascade arm's cheap and strong steps are compared arms too.
     ``expected_changes`` / ``allowed_upstream_changes``: upstream kinds (``prompt``,
     ``payload``, ``retrieval``) the arms declare / a policy allows (:mod:`.upstream`).

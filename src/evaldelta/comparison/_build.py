@@ -16,11 +16,11 @@ from evaldelta.comparison._mixes import NamedMix
 from evaldelta.comparison._notes import Notes
 from evaldelta.comparison._slicing import SlicingBuilder
 from evaldelta.comparison._three_arm import three_arm_summary
+from evaldelta.comparison.leakage import leakage_from_metrics
+from evaldelta.comparison.model import SCHEMA_VERSION, Comparison, MetricResult, RepeatReduction
 from evaldelta.comparison.pins import undeclared_differences
 from evaldelta.comparison.upstream import upstream_checks
 from evaldelta.evidence import ALL, Evidence, MetricEvidence, SlicingEvidence
-from evaldelta.leakage import leakage_from_metrics
-from evaldelta.model import SCHEMA_VERSION, Comparison, MetricResult, RepeatReduction
 
 __all__ = ["MANY_SLICES", "Options", "build"]
 

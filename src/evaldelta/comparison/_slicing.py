@@ -16,17 +16,7 @@ from typing import Any, Literal
 from evaldelta import stats
 from evaldelta.comparison._notes import Notes
 from evaldelta.comparison._standardized import Standardizer, normalize
-from evaldelta.evidence import (
-    ALL,
-    ArmSliceStats,
-    CriticalStats,
-    DeltaBins,
-    PairEvidence,
-    PairSliceStats,
-    SlicingEvidence,
-    check_summarizable,
-)
-from evaldelta.model import (
+from evaldelta.comparison.model import (
     ALL_CASES,
     ArmSlice,
     CaseRef,
@@ -41,6 +31,16 @@ from evaldelta.model import (
     SlicingResult,
     TwoByTwo,
 )
+from evaldelta.evidence import (
+    ALL,
+    ArmSliceStats,
+    CriticalStats,
+    DeltaBins,
+    PairEvidence,
+    PairSliceStats,
+    SlicingEvidence,
+    check_summarizable,
+)
 
 __all__ = ["SlicingBuilder"]
 Interval = Literal["wald", "newcombe"]
@@ -48,7 +48,7 @@ Interval = Literal["wald", "newcombe"]
 
 @dataclass
 class SlicingBuilder:
-    """Build the :class:`~evaldelta.model.SlicingResult` of one slicing's evidence."""
+    """Build the :class:`~evaldelta.comparison.model.SlicingResult` of one slicing's evidence."""
 
     evidence: SlicingEvidence
     metric: str

@@ -33,8 +33,8 @@ from typing import Any, Literal
 
 from evaldelta import stats
 from evaldelta.comparison._notes import Notes
+from evaldelta.comparison.model import SliceDelta, Standardized
 from evaldelta.evidence import ArmSliceStats, PairSliceStats
-from evaldelta.model import SliceDelta, Standardized
 
 __all__ = ["Standardizer", "normalize"]
 

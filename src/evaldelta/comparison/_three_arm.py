@@ -13,8 +13,8 @@ import math
 
 from evaldelta import stats
 from evaldelta.comparison._notes import Notes
+from evaldelta.comparison.model import ALL_CASES, ThreeArmCost, ThreeArmSlice, ThreeArmSummary
 from evaldelta.evidence import ALL, ThreeArmEvidence, ThreeArmStats
-from evaldelta.model import ALL_CASES, ThreeArmCost, ThreeArmSlice, ThreeArmSummary
 
 __all__ = ["three_arm_summary"]
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from fnmatch import fnmatchcase
 
-from evaldelta.model import PinDifference, PinValue
+from evaldelta.comparison.model import PinDifference, PinValue
 
 __all__ = ["DECLARED", "undeclared_differences"]
 

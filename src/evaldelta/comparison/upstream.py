@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from evaldelta.comparison.model import PinValue, UpstreamCheck, UpstreamExample
 from evaldelta.errors import UsageError
 from evaldelta.evidence import UpstreamCounts
-from evaldelta.model import PinValue, UpstreamCheck, UpstreamExample
-from evaldelta.upstream import KINDS
+from evaldelta.sources.hashes import KINDS
 
 __all__ = ["check_kinds", "declared_by_pins", "upstream_checks"]
 

@@ -11,13 +11,14 @@ states are one group-by over the per-case pivot; the listed rows are bounded by 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import ibis
 import ibis.expr.types as ir
 
 from evaldelta.engine._outputs import case_outputs
 from evaldelta.engine._reduce import CaseTable
-from evaldelta.model import SampleRow, SampleSideBySide
+from evaldelta.evidence import SampleRow, SampleSideBySide, SampleState
 from evaldelta.sources import TableSet
 from evaldelta.sources._fetch import rows as fetch_rows
 
@@ -77,8 +78,8 @@ def side_by_side(
             slice=str(r["slice"]),
             baseline=float(r["baseline"]),
             candidate=float(r["candidate"]),
-            baseline_state=str(r["b_state"]),
-            candidate_state=str(r["c_state"]),
+            baseline_state=cast(SampleState, r["b_state"]),  # the query's three states
+            candidate_state=cast(SampleState, r["c_state"]),
             baseline_output=outputs.get((str(r["case_id"]), arms[0])),
             candidate_output=outputs.get((str(r["case_id"]), arms[1])),
         )

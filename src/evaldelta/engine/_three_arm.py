@@ -22,9 +22,9 @@ from evaldelta.engine._exact import exact_sum
 from evaldelta.engine._reduce import CaseTable, build_case_table, cost_totals
 from evaldelta.errors import UsageError
 from evaldelta.evidence import ALL, Escalation, Moments, ThreeArmStats
-from evaldelta.model import PinValue
 from evaldelta.sources import TableSet
 from evaldelta.sources._fetch import rows as _rows
+from evaldelta.sources._pins import PinValue
 
 __all__ = [
     "check_roles",

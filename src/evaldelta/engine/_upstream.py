@@ -1,6 +1,6 @@
 """Upstream evidence: per arm pair, the paired cases whose prompt, payload or retrieval differ.
 
-The canonical relation carries ``up_<kind>`` (the hash columns of :mod:`evaldelta.upstream`)
+The canonical relation carries ``up_<kind>`` (the hash columns of :mod:`evaldelta.sources.hashes`)
 when a source has them. Per case and pair, the set of one arm's hashes (over its repeats) is
 compared with the other's: the two sets are equal when each arm has as many distinct hashes
 as the two arms together, so one grouped query per pair counts, for every kind at once, the
@@ -20,7 +20,7 @@ import ibis
 from evaldelta.evidence import UpstreamCounts, UpstreamKind
 from evaldelta.sources import TableSet
 from evaldelta.sources._values import as_text
-from evaldelta.upstream import DISPLAY_COLUMNS
+from evaldelta.sources.hashes import DISPLAY_COLUMNS
 
 __all__ = ["EXAMPLES", "upstream_counts"]
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from evaldelta._limits import MAX_ABS_SCORE
+from evaldelta._util._limits import MAX_ABS_SCORE
 from evaldelta.engine._reduce import cost_aggregates
 from evaldelta.errors import (
     BadValueError,
@@ -31,7 +31,7 @@ def validate(
 
     Checks, in order: files without data rows, blank case ids or arms, repeats that are not
     whole numbers >= 0, costs that are not finite numbers >= 0, unparseable or non-finite
-    scores, scores (and costs) beyond :data:`~evaldelta._limits.MAX_ABS_SCORE`, scores
+    scores, scores (and costs) beyond :data:`~evaldelta._util._limits.MAX_ABS_SCORE`, scores
     outside a declared ``scale``, sample weights: one aggregate pass, which
     also returns what a report should say about the rows (names that were trimmed, each
     metric's observed range). Duplicate (arm, case_id, repeat) rows and slice conflicts are

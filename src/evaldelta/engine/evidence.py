@@ -4,7 +4,7 @@ DESIGN.md draws a comparison in two phases. This is the first: given the canonic
 (:class:`~evaldelta.sources.TableSet`, from the row seam) and a :class:`Request`, run every
 query the comparison needs and return the results as plain Python values (the types of
 :mod:`evaldelta.evidence`). The second phase, :mod:`evaldelta.comparison`, turns an
-:class:`Evidence` into a :class:`~evaldelta.model.Comparison` without touching a backend,
+:class:`Evidence` into a :class:`~evaldelta.comparison.model.Comparison` without touching a backend,
 so it can be tested with hand-built evidence.
 """
 
@@ -39,6 +39,7 @@ from evaldelta.engine._upstream import upstream_counts
 from evaldelta.engine._validate import Validated, validate, validate_quickly
 from evaldelta.errors import UsageError
 from evaldelta.evidence import (
+    OUTPUT_CHARS,
     CriticalSelector,
     Evidence,
     MetricEvidence,
@@ -48,7 +49,6 @@ from evaldelta.evidence import (
     ThreeArmEvidence,
     check_summarizable,
 )
-from evaldelta.model import OUTPUT_CHARS
 from evaldelta.sources import Source, TableSet, display_path
 from evaldelta.sources._fetch import rows as fetch_rows
 from evaldelta.sources._values import as_text, stripped

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evaldelta._progress import working
+from evaldelta._util._progress import working
 from evaldelta.gating.policy import Policy, load_policy, parse_policy
 from evaldelta.gating.verdict import (
     EXIT_CODES,
@@ -35,7 +35,7 @@ from evaldelta.gating.verdict import (
 )
 
 if TYPE_CHECKING:
-    from evaldelta.model import Comparison
+    from evaldelta.comparison.model import Comparison
 
 __all__ = [
     "EXIT_CODES",

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from evaldelta import stats
-from evaldelta.model import PairComparison, Standardized
+from evaldelta.comparison.model import PairComparison, Standardized
 
 __all__ = ["RuleBreakEven", "rule_break_even", "standardized_for"]
 

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from evaldelta.errors import GateRefusedError
 
 if TYPE_CHECKING:
+    from evaldelta.comparison.model import Comparison, PinValue, UpstreamCheck
     from evaldelta.gating.policy import Policy
-    from evaldelta.model import Comparison, PinValue, UpstreamCheck
 
 __all__ = [
     "KIND_WORDS",

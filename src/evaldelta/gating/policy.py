@@ -33,7 +33,7 @@ The schema (``examples/gate.toml`` is the commented reference)::
                                 # relative to the policy file); see evaldelta.regression
 
 ``tomllib`` reports line numbers only for syntax errors, so semantic errors are located by
-the house's one scanner over the text (:func:`evaldelta._toml.locate_keys`): every message
+the house's one scanner over the text (:func:`evaldelta._util._toml.locate_keys`): every message
 names the file, line, key and value, e.g. ``gate.toml, line 7, field
 'defaults.max_regression', value -0.1: a margin must be >= 0``.
 """
@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from evaldelta import _toml
+from evaldelta._util import _toml
 from evaldelta.errors import Location, PolicyError
 from evaldelta.evidence import CriticalSelector
 from evaldelta.gating.results import Basis, FailAdjust, OnInconclusive
@@ -73,7 +73,7 @@ BASES: tuple[Basis, ...] = ("interval", "point")
 ON_INCONCLUSIVE: tuple[OnInconclusive, ...] = ("fail", "warn", "pass")
 FAIL_ADJUST: tuple[FailAdjust, ...] = ("holm", "bonferroni", "none")
 PINS_KEYS = ("allow",)
-UpstreamKind = Literal["prompt", "payload", "retrieval"]  # evaldelta.upstream.KINDS
+UpstreamKind = Literal["prompt", "payload", "retrieval"]  # evaldelta.sources.hashes.KINDS
 
 
 def _listed(shape: str) -> list[Rule]:
@@ -367,7 +367,7 @@ class PolicyReader:
 
     def _upstream(self, data: Mapping[str, Any]) -> tuple[UpstreamKind, ...]:
         """``[upstream] allow = ["prompt"]``: upstream changes the gate accepts undeclared."""
-        from evaldelta.upstream import KINDS
+        from evaldelta.sources.hashes import KINDS
 
         if "upstream" not in data:
             return ()

@@ -1,4 +1,4 @@
-"""A :class:`~evaldelta.model.Comparison` built from per-slice results, without rows.
+"""A :class:`~evaldelta.comparison.model.Comparison` built from per-slice results, without rows.
 
 For simulations of the gate (``bench/calibrate.py``, ``tests/gating/test_gate_null.py``) and for
 gating paired results computed elsewhere: ``evaluate(policy, from_deltas({...}))`` judges
@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping
 
 from evaldelta import stats
-from evaldelta.model import (
+from evaldelta.comparison.model import (
     SCHEMA_VERSION,
     ArmSlice,
     Comparison,

@@ -69,6 +69,7 @@ import math
 from collections.abc import Sequence
 
 from evaldelta import stats
+from evaldelta.comparison.model import Comparison, MetricResult, SlicingResult
 from evaldelta.errors import PolicyError, UsageError
 from evaldelta.gating.policy import Policy
 from evaldelta.gating.results import (
@@ -83,7 +84,6 @@ from evaldelta.gating.results import (
 )
 from evaldelta.gating.rules import RULES, PairGate
 from evaldelta.gating.rules.aggregate import aggregate_only
-from evaldelta.model import Comparison, MetricResult, SlicingResult
 
 __all__ = [
     "EXIT_CODES",

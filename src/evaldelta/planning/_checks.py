@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import math
 
+from evaldelta.comparison.model import MetricResult
 from evaldelta.errors import UsageError
-from evaldelta.model import MetricResult
 
 __all__ = ["ALTERNATIVES", "check_design", "check_effect_scale"]
 

@@ -22,12 +22,12 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from evaldelta import stats
 from evaldelta.comparison._notes import in_reader_words
+from evaldelta.comparison.model import Comparison, SliceDelta
 from evaldelta.errors import UsageError
-from evaldelta.model import Comparison, SliceDelta
 from evaldelta.planning._checks import check_design, check_effect_scale
 from evaldelta.planning.allocation import Allocation, SliceAllocation, allocate
 from evaldelta.sources import ReadOptions, Source
@@ -70,7 +70,7 @@ class SlicePlan:
     """
 
     slice: str
-    kind: str  # "graded" | "binary"
+    kind: Literal["graded", "binary"]
     method: str
     n_now: int | None
     observed_delta: float | None
@@ -109,11 +109,11 @@ class Plan:
     """The result artifact of ``evaldelta plan``."""
 
     schema_version: str
-    source: str  # "pilot" | "sd" | "discordance"
+    source: Literal["pilot", "sd", "discordance"]
     inputs: tuple[str, ...]
     metric: str | None
     by: str | None
-    kind: str
+    kind: Literal["graded", "binary", "mixed"]
     effect: float | None
     power: float
     alpha: float
@@ -343,7 +343,7 @@ def plan_from_comparison(
     budget: int | None = None,
     floor: int = 300,
 ) -> Plan:
-    """Plan from a pilot :class:`~evaldelta.model.Comparison` (its first slicing column).
+    """Plan from a pilot :class:`~evaldelta.comparison.model.Comparison` (its first slicing column).
 
     Per slice and candidate: graded data use the sd of per-case deltas,
     ``paired.se * sqrt(n)``, with the exact noncentral-t power of the paired t test
@@ -521,14 +521,14 @@ def plan_from_summary(
             "(given rates)", None, p_only_candidate, p_only_baseline, None,
             implied, power, alpha, alternative,
         )  # fmt: skip
-        source, kind, eff = "discordance", "binary", implied
+        eff = implied
     elif sd is not None:
         if not (math.isfinite(sd) and sd > 0):
             raise UsageError(f"--sd must be a positive number, not {sd}")
         if effect is None:
             raise UsageError("--sd needs --effect (the delta to detect, in score units)")
         one = _graded_slice("(given sd)", None, None, sd, sd, effect, power, alpha, alternative)
-        source, kind, eff = "sd", "graded", effect
+        eff = effect
     else:
         raise UsageError(
             "give a pilot (--from FILE or --arm NAME=FILE), or --sd with --effect, or "
@@ -543,11 +543,11 @@ def plan_from_summary(
         )
     return Plan(
         schema_version=PLAN_SCHEMA_VERSION,
-        source=source,
+        source="discordance" if one.kind == "binary" else "sd",
         inputs=(),
         metric=None,
         by=None,
-        kind=kind,
+        kind=one.kind,
         effect=eff,
         power=power,
         alpha=alpha,

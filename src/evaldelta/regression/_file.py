@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from evaldelta import _toml
+from evaldelta._util import _toml
 from evaldelta.errors import Location, RegressionSetError
 
 __all__ = [
@@ -165,7 +165,7 @@ class RegressionSet:
 
 # -- locating keys ------------------------------------------------------------------------
 def _path(index: int, key: str) -> list[str]:
-    """The key path of (case index, key) for :func:`evaldelta._toml.line_of`; -1 is the top.
+    """The key path of (case index, key) for :func:`evaldelta._util._toml.line_of`; -1 is the top.
 
     ``(i, "")`` is case i's ``[[cases]]`` header and ``(i, "fields.NAME")`` a field.
     """

@@ -12,7 +12,13 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from evaldelta.model import ArmSlice, MetricResult, PairComparison, SliceDelta, Standardized
+from evaldelta.comparison.model import (
+    ArmSlice,
+    MetricResult,
+    PairComparison,
+    SliceDelta,
+    Standardized,
+)
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_pct
 from evaldelta.stats import BreakEven
 

@@ -14,8 +14,7 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
-from evaldelta.gating import Verdict
-from evaldelta.model import (
+from evaldelta.comparison.model import (
     ALL_CASES,
     ArmSlice,
     Comparison,
@@ -24,6 +23,7 @@ from evaldelta.model import (
     PairComparison,
     SliceDelta,
 )
+from evaldelta.gating import Verdict
 from evaldelta.report._facts import (
     attempt_flag,
     attempt_sentence,

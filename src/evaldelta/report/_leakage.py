@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evaldelta.model import CriterionLeakage, RubricLeakage
+from evaldelta.comparison.model import CriterionLeakage, RubricLeakage
 from evaldelta.report._escape import md_code, md_text
 from evaldelta.report._format import fmt_p, fmt_pct
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from evaldelta import stats
-from evaldelta.model import ArmSlice, PairComparison, Standardized
+from evaldelta.comparison.model import ArmSlice, PairComparison, Standardized
 from evaldelta.report._facts import ordered_slices, sign_flip
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_pct
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from evaldelta.comparison.model import Comparison, PinValue
 from evaldelta.gating.confounds import fmt_pin
-from evaldelta.model import Comparison, PinValue
 
 __all__ = ["PinsView", "fmt_pin", "pins_view"]
 

@@ -25,8 +25,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from evaldelta import stats
+from evaldelta.comparison.model import SliceDelta
 from evaldelta.gating import Verdict
-from evaldelta.model import SliceDelta
 from evaldelta.report._format import fmt_delta
 
 __all__ = ["PLAN_NOTE", "PlanRow", "inconclusive_slices", "plan_rows"]

@@ -7,7 +7,7 @@ then differ from these). Texts stay raw here: each renderer escapes them for its
 
 from __future__ import annotations
 
-from evaldelta.model import Comparison
+from evaldelta.comparison.model import Comparison
 
 __all__ = ["repeats_sentence"]
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evaldelta.model import Comparison, SampleRow, SampleSideBySide
+from evaldelta.comparison.model import Comparison
+from evaldelta.evidence import SampleRow, SampleSideBySide
 from evaldelta.report._format import fmt
 
 __all__ = ["SamplesView", "samples_views"]

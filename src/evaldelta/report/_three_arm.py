@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaldelta.model import ThreeArmSlice, ThreeArmSummary
+from evaldelta.comparison.model import ThreeArmSlice, ThreeArmSummary
 from evaldelta.report._format import fmt, fmt_ci, fmt_pct, fmt_signed
 
 __all__ = [

@@ -11,8 +11,8 @@ import difflib
 import re
 from dataclasses import dataclass
 
+from evaldelta.comparison.model import Comparison, UpstreamExample
 from evaldelta.gating.confounds import confounds, upstream_sentence
-from evaldelta.model import Comparison, UpstreamExample
 
 __all__ = [
     "UpstreamLine",

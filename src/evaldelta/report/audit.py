@@ -1,4 +1,4 @@
-"""Render an :class:`~evaldelta.audit.AuditResult` (and a retrieval audit) as plain text."""
+"""Render an :class:`~evaldelta.checks.audit.AuditResult` (and a retrieval audit) as plain text."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import math
 from typing import Any
 
-from evaldelta.audit import AuditResult, RetrievalAudit, Triage
+from evaldelta.checks.audit import AuditResult, RetrievalAudit, Triage
 from evaldelta.report._escape import term_text
 from evaldelta.report._leakage import leakage_lines
 

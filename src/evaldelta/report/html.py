@@ -1,6 +1,6 @@
 """The self-contained HTML report: one file, no request leaves the page.
 
-Built from a :class:`~evaldelta.model.Comparison` (and a gate
+Built from a :class:`~evaldelta.comparison.model.Comparison` (and a gate
 :class:`~evaldelta.gating.Verdict` when a policy ran):
 
 - view models (``_html_views.py``) format every number; model and case text stays raw;
@@ -26,8 +26,8 @@ import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
+from evaldelta.comparison.model import Comparison
 from evaldelta.gating import Verdict
-from evaldelta.model import Comparison
 from evaldelta.report.sections import Report, render
 
 __all__ = ["CSP", "FILTER_SCRIPT", "render_html", "write_pngs"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json as _json
 
-from evaldelta.model import Comparison, to_jsonable
+from evaldelta.comparison.model import Comparison, to_jsonable
 
 __all__ = ["render_json"]
 

@@ -29,8 +29,8 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 
+from evaldelta.comparison.model import Comparison
 from evaldelta.gating import FAIL, INCONCLUSIVE, RuleResult, Verdict
-from evaldelta.model import Comparison
 from evaldelta.report._format import fmt_p
 from evaldelta.report._pins import fmt_pin
 from evaldelta.report.verdict import _outcome_word, _where, rule_numbers, rule_why

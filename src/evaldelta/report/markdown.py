@@ -10,7 +10,7 @@ as text: no table, HTML, link, mention or heading from data.
 
 from __future__ import annotations
 
-from evaldelta.model import Comparison
+from evaldelta.comparison.model import Comparison
 from evaldelta.report.sections import Report, render
 
 __all__ = ["render_markdown"]

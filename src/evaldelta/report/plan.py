@@ -10,7 +10,7 @@ import json
 import math
 from typing import TYPE_CHECKING
 
-from evaldelta.model import to_jsonable
+from evaldelta.comparison.model import to_jsonable
 from evaldelta.report._escape import md_code, md_text, term_text
 from evaldelta.report._format import fmt, fmt_pct
 

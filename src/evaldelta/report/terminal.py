@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from rich.console import Console, Group
 
-from evaldelta.model import Comparison
+from evaldelta.comparison.model import Comparison
 from evaldelta.report.sections import Report, render
 
 __all__ = ["print_terminal", "terminal_renderables"]

@@ -11,7 +11,7 @@ cost; then rubric leakage, three arms and every note.
 
 from __future__ import annotations
 
-from evaldelta.model import Comparison
+from evaldelta.comparison.model import Comparison
 from evaldelta.report._escape import term_text
 from evaldelta.report.sections import Report, render
 

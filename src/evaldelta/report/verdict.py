@@ -13,10 +13,10 @@ import json as _json
 from collections.abc import Callable
 from typing import Any
 
+from evaldelta.comparison.model import Comparison, to_jsonable
 from evaldelta.gating import FAIL, INCONCLUSIVE, PASS, RuleResult, Verdict
 from evaldelta.gating.rules import rule_of
 from evaldelta.gating.rules.critical import NOT_RUN
-from evaldelta.model import Comparison, to_jsonable
 from evaldelta.report._escape import md_code, md_text, term_text
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_pct, places_apart
 

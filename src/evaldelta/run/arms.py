@@ -6,7 +6,7 @@ whether it escalated, every call with its tokens, cost and latency, and the veri
 result (``verifier_json``). The calls themselves go through a :data:`Caller` (the
 scheduler's: cache, lanes, prices, store) and a judge verifier through a :data:`Verify`,
 so this module makes no I/O of its own. A verifier that fails (its callable raises, its
-regex times out on the output: see :mod:`evaldelta.run.scoring`) makes the attempt an
+regex times out on the output: see :mod:`evaldelta.checks._inline`) makes the attempt an
 error whose message names the verifier; it neither keeps nor escalates the cheap output.
 """
 

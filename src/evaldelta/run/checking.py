@@ -27,11 +27,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from evaldelta.checks._judge import JudgeCheck, judge_single
-from evaldelta.checks._score import CheckSet, metric_names, metric_values, score_rows_async
+from evaldelta.checks import (
+    CheckSet,
+    JudgeCheck,
+    OutputCheck,
+    judge_single,
+    metric_names,
+    metric_values,
+    score_rows_async,
+)
 from evaldelta.errors import ConfigError, JudgeError, Location
 from evaldelta.provider import Provider
-from evaldelta.run.scoring import OutputCheck
 
 __all__ = [
     "AttemptScore",

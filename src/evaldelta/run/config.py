@@ -15,13 +15,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from evaldelta import _toml
-from evaldelta.checks._score import CheckSet, load_checks
+from evaldelta._util import _toml
+from evaldelta.checks import OUTPUT_CHECK_KINDS, CheckSet, OutputCheck, load_checks
 from evaldelta.errors import ConfigError, Location, UsageError
 from evaldelta.provider import GenerationParams
 from evaldelta.run.checking import ChecksVerifier, Verifier
 from evaldelta.run.providers.registry import KINDS
-from evaldelta.run.scoring import OutputCheck
 from evaldelta.run.template import DEFAULT_USER, Template
 
 __all__ = [
@@ -391,7 +390,7 @@ def _load_checks(r: _Reader, value: object, keys: Sequence[str]) -> CheckSet:
 def _check(r: _Reader, value: object, keys: Sequence[str]) -> OutputCheck:
     table = r.table(value, keys)
     r.known(table, keys, CHECK_KEYS[:3] if keys == ("score",) else CHECK_KEYS)
-    kinds = [k for k in ("regex", "python") if k in table]
+    kinds = [k for k in OUTPUT_CHECK_KINDS if k in table]
     if len(kinds) != 1:
         raise r.fail(keys, None, "give exactly one of 'regex' or 'python'")
     threshold = table.get("threshold")

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaldelta import __version__
-from evaldelta.checks._score import metric_names, missing_field
+from evaldelta.checks import metric_names, missing_field
 from evaldelta.errors import Location, MissingColumnError, StoreError, UsageError
 from evaldelta.provider import (
     FATAL_KINDS,

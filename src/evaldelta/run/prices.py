@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from evaldelta import _toml
+from evaldelta._util import _toml
 from evaldelta.errors import ConfigError, Location
 
 __all__ = ["Price", "PriceTable"]

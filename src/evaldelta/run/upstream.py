@@ -1,4 +1,4 @@
-"""What reached the model call in one attempt, as the hashes of :mod:`evaldelta.upstream`.
+"""What reached the model call in one attempt, as the hashes of :mod:`evaldelta.sources.hashes`.
 
 For every attempt the runner records the hash of the rendered prompt (the messages of the
 attempt's first call: a cascade's cheap step), of the request payload (the generation
@@ -15,7 +15,7 @@ from dataclasses import asdict
 from typing import Any
 
 from evaldelta.run.config import Arm, ModelArm, RunConfig
-from evaldelta.upstream import (
+from evaldelta.sources.hashes import (
     DISPLAY_COLUMNS,
     payload_hash,
     prompt_hash,

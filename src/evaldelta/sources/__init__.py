@@ -18,7 +18,7 @@ lm-evaluation-harness, promptfoo, HELM, OpenAI Evals, lighteval). ``compare``, `
 
 from typing import TYPE_CHECKING
 
-from evaldelta._lazy import lazy_names
+from evaldelta._util._lazy import lazy_names
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time each loads on first use
     from evaldelta.sources._backend import is_default, move_rows, open_backend

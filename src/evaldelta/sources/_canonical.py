@@ -62,7 +62,7 @@ class TableSet:
     has_weight: bool = False  # a sample_weight column (written by `evaldelta sample`)
     has_model_used: bool = False  # a model_used column (the model that answered an attempt)
     has_escalated: bool = False  # an escalated column (a cascade sent the attempt onwards)
-    upstream: tuple[str, ...] = ()  # kinds with a hash column (evaldelta.upstream): up_<kind>
+    upstream: tuple[str, ...] = ()  # kinds with a hash column (evaldelta.sources.hashes): up_<kind>
     # ``rows`` without the stripping of case ids and arms, for once validation has found
     # that no row needs it (:meth:`unpadded`); None where the rows are not read here
     plain_rows: ir.Table | None = None
@@ -193,14 +193,14 @@ def read_sources(
 
 def _upstream_kinds(tables: Sequence[ir.Table]) -> tuple[str, ...]:
     """The upstream kinds (prompt, payload, retrieval) whose hash column some source has."""
-    from evaldelta.upstream import HASH_COLUMNS, KINDS
+    from evaldelta.sources.hashes import HASH_COLUMNS, KINDS
 
     return tuple(k for k in KINDS if any(HASH_COLUMNS[k] in t.columns for t in tables))
 
 
 def _upstream_columns(table: ir.Table, kinds: tuple[str, ...]) -> dict[str, ir.Value]:
     """``up_<kind>``: the hash as text, null where blank or where a source lacks the column."""
-    from evaldelta.upstream import HASH_COLUMNS
+    from evaldelta.sources.hashes import HASH_COLUMNS
 
     out: dict[str, ir.Value] = {}
     for kind in kinds:

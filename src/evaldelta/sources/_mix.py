@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from evaldelta import _limits
-from evaldelta._json_bounds import check_json
+from evaldelta._util import _limits
+from evaldelta._util._json_bounds import check_json
 from evaldelta.errors import Location, MixError, UsageError
 from evaldelta.sources._pins import display_path
 

@@ -17,17 +17,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Pin", "display_path", "flatten_pins", "run_store_pins"]
+__all__ = ["PinValue", "display_path", "flatten_pins", "run_store_pins"]
 
-Pin = str | int | float | bool | None
+# A flattened pin's value (lists are kept as JSON text): the one pin type; the Comparison
+# (evaldelta.comparison.model) carries pins of this type, and model.py imports it from here,
+# below it.
+PinValue = str | int | float | bool | None
 
 _SECRET = re.compile(r"(^|[._-])(api_?key|secret|password|authorization|bearer|token)$", re.I)
 _DATA_DIR = (Path(__file__).resolve().parents[1] / "data").resolve()
 
 
-def flatten_pins(pins: Mapping[str, Any], prefix: str = "") -> dict[str, Pin]:
+def flatten_pins(pins: Mapping[str, Any], prefix: str = "") -> dict[str, PinValue]:
     """Nested mappings to dotted keys; lists to JSON text; anything else to its string."""
-    out: dict[str, Pin] = {}
+    out: dict[str, PinValue] = {}
     for key, value in pins.items():
         name = f"{prefix}{key}"
         if isinstance(value, Mapping):
@@ -54,7 +57,7 @@ def _run_pins(path: Path, run_id: str) -> dict[str, Any]:
     return {}
 
 
-def run_store_pins(path: Path, run_id: str) -> dict[str, dict[str, Pin]]:
+def run_store_pins(path: Path, run_id: str) -> dict[str, dict[str, PinValue]]:
     """Each arm's flattened pins in one run of a store; the run's own pins under ``run.``."""
     from evaldelta.store import iter_pins
 

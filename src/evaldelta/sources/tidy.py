@@ -163,14 +163,14 @@ def scan(con: Any, path: Path, forced: str | None = None) -> ir.Table:
 
 
 def _check_width(path: Path, delimiter: str) -> None:
-    """Refuse a CSV wider than :data:`~evaldelta._limits.MAX_COLUMNS` before DuckDB reads it.
+    """Refuse a CSV wider than :data:`~evaldelta._util._limits.MAX_COLUMNS` before DuckDB reads it.
 
     DuckDB's reader holds about 64 KB per column, so 8,000 columns pass its default 512 MB
     buffer however few the rows; the header (its first MB) says how wide the file is.
     """
     import csv
 
-    from evaldelta._limits import MAX_COLUMNS
+    from evaldelta._util._limits import MAX_COLUMNS
 
     with path.open("rb") as fh:
         head = fh.read(1 << 20).split(b"\n", 1)[0].decode("utf-8", errors="replace")
@@ -257,7 +257,7 @@ def _metadata(path: Path) -> tuple[dict[str, dict[str, Any]], tuple[ImportReport
         return {}, ()
     pins: dict[str, dict[str, Any]] = {}
     reports: tuple[ImportReport, ...] = ()
-    from evaldelta._json_bounds import check_json
+    from evaldelta._util._json_bounds import check_json
 
     for key in (PIN_KEY, REPORT_KEY):  # nested past the limit: refused before json.loads
         if key in meta:

@@ -7,7 +7,7 @@ a :class:`DegenerateDataWarning`. Differences are always candidate minus baselin
 
 from typing import TYPE_CHECKING
 
-from evaldelta._lazy import lazy_names
+from evaldelta._util._lazy import lazy_names
 
 if TYPE_CHECKING:  # the names, for type checkers; at run time each loads on first use
     from evaldelta.stats._cluster import (

@@ -28,7 +28,7 @@ __all__ = [
 
 
 SCHEMA_VERSION = 3
-# version 3: each attempt's upstream hashes (evaldelta.upstream) and its rendered prompt
+# version 3: each attempt's upstream hashes (evaldelta.sources.hashes) and its rendered prompt
 UPSTREAM_FIELDS = ("prompt_hash", "payload_hash", "retrieval_hash", "rendered_prompt")
 RESERVED_COLUMNS = frozenset(
     {"run_id", "case_id", "arm", "repeat", "score", "output", "error", "model_used",

@@ -14,6 +14,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from evaldelta import stats
+from evaldelta.comparison.model import (
+    ArmSlice,
+    MetricResult,
+    PairComparison,
+    SliceDelta,
+    SlicingResult,
+)
 from evaldelta.gating.results import (
     FAIL,
     INCONCLUSIVE,
@@ -23,7 +30,6 @@ from evaldelta.gating.results import (
     bound_sentence,
     judge,
 )
-from evaldelta.model import ArmSlice, MetricResult, PairComparison, SliceDelta, SlicingResult
 
 if TYPE_CHECKING:
     from evaldelta.gating.policy import Policy, PolicyReader

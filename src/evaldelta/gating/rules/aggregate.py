@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from evaldelta.comparison.model import ALL_CASES, PairComparison
 from evaldelta.gating.results import (
     FAIL,
     INCONCLUSIVE,
@@ -18,7 +19,6 @@ from evaldelta.gating.results import (
     judge,
 )
 from evaldelta.gating.rules._base import FigureStyle, Rule
-from evaldelta.model import ALL_CASES, PairComparison
 
 __all__ = ["CONTRAST", "AggregatePaired", "AggregateWelch", "aggregate_only"]
 

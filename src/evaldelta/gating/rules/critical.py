@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from evaldelta.comparison.model import CriticalCase
 from evaldelta.errors import PolicyError
 from evaldelta.gating.results import FAIL, INCONCLUSIVE, PASS, RuleResult
 from evaldelta.gating.rules._base import FigureStyle, PairGate, Rule, Shape
-from evaldelta.model import CriticalCase
 from evaldelta.regression._file import Provenance
 
 if TYPE_CHECKING:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from evaldelta.comparison.model import ALL_CASES
 from evaldelta.errors import PolicyError
 from evaldelta.gating.results import FAIL, INCONCLUSIVE, PASS, RuleResult
 from evaldelta.gating.rules._base import FigureStyle, PairGate, Rule, Shape
-from evaldelta.model import ALL_CASES
 
 if TYPE_CHECKING:
     from evaldelta.gating.policy import PolicyReader

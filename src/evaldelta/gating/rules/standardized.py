@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from evaldelta.comparison.model import ALL_CASES, Standardized
 from evaldelta.errors import PolicyError
 from evaldelta.gating._mix_rules import rule_break_even, standardized_for
 from evaldelta.gating.results import RuleResult, judge
 from evaldelta.gating.rules._base import FigureStyle, PairGate, Rule, Shape
-from evaldelta.model import ALL_CASES, Standardized
 
 if TYPE_CHECKING:
     from evaldelta.gating.policy import PolicyReader

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
+    from evaldelta.comparison.model import Comparison
     from evaldelta.gating import Verdict
-    from evaldelta.model import Comparison
     from evaldelta.report.sections.pairs import PairContext
 
 __all__ = ["FORMATS", "Format", "PairSection", "Report", "Section", "only"]

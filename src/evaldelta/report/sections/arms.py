@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from rich.console import RenderableType
 
-from evaldelta.model import ALL_CASES, ArmSlice
+from evaldelta.comparison.model import ALL_CASES, ArmSlice
 from evaldelta.report._format import fmt, fmt_pct
 from evaldelta.report.sections._base import PairSection
 from evaldelta.report.sections._lines import table, terminal_lines

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from evaldelta.model import Comparison
+from evaldelta.comparison.model import Comparison
 from evaldelta.report.sections._base import Report, Section
 from evaldelta.report.sections._html import piece
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from rich.console import RenderableType
 
-from evaldelta.model import SliceDelta
+from evaldelta.comparison.model import SliceDelta
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct, fmt_signed
 from evaldelta.report.sections._base import PairSection
 from evaldelta.report.sections._html import piece

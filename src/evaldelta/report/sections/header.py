@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from rich.console import RenderableType
 
-from evaldelta.model import Comparison
+from evaldelta.comparison.model import Comparison
 from evaldelta.report._facts import is_loud
 from evaldelta.report._format import fmt_pct
 from evaldelta.report.sections._base import Report, Section

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from rich.console import RenderableType
 from rich.text import Text
 
-from evaldelta.model import ArmSlice, PairComparison
+from evaldelta.comparison.model import ArmSlice, PairComparison
 from evaldelta.report._escape import md_code, md_text
 from evaldelta.report._facts import direction, metric_kind, ordered_slices, scale_phrase
 from evaldelta.report._format import fmt_ci, fmt_delta, fmt_pct

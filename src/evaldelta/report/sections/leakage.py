@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evaldelta.leakage import RubricLeakage
+from evaldelta.comparison.model import RubricLeakage
 from evaldelta.report._leakage import checks_title, leakage_lines, leakage_markdown
 from evaldelta.report.sections._base import Report, Section
 

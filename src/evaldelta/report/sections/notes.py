@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from rich.console import RenderableType
 from rich.text import Text
 
-from evaldelta.model import Comparison
+from evaldelta.comparison.model import Comparison
 from evaldelta.report._escape import md_text
 from evaldelta.report._facts import is_loud
 from evaldelta.report.sections._base import Report, Section

@@ -21,8 +21,14 @@ from evaldelta.report.sections._base import Format, Report, Section
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
+    from evaldelta.comparison.model import (
+        ArmSlice,
+        Comparison,
+        MetricResult,
+        PairComparison,
+        SliceDelta,
+    )
     from evaldelta.gating import Verdict
-    from evaldelta.model import ArmSlice, Comparison, MetricResult, PairComparison, SliceDelta
     from evaldelta.report._html_views import PairView
 
 __all__ = ["PAIRS", "PairContext", "contexts"]

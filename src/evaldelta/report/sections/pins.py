@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from rich.console import RenderableType
 
-from evaldelta.model import PinDifference
+from evaldelta.comparison.model import PinDifference
 from evaldelta.report._escape import md_code, md_text
 from evaldelta.report._pins import PinsView, fmt_pin, pins_view
 from evaldelta.report.sections._base import Report, Section

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from rich.console import RenderableType
 
-from evaldelta.model import ALL_CASES
+from evaldelta.comparison.model import ALL_CASES
 from evaldelta.report._escape import md_text
 from evaldelta.report._facts import attempt_flag, attempt_sentence
 from evaldelta.report._format import fmt, fmt_delta, fmt_pct

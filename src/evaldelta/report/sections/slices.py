@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from rich.console import RenderableType
 from rich.table import Table
 
-from evaldelta.model import ArmSlice, SliceDelta
+from evaldelta.comparison.model import ArmSlice, SliceDelta
 from evaldelta.report._escape import md_text
 from evaldelta.report._facts import MIN_RANKED_N, direction, one_slice_sentence, rests_on
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct

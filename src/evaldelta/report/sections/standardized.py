@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from rich.console import RenderableType
 
-from evaldelta.model import Standardized
+from evaldelta.comparison.model import Standardized
 from evaldelta.report._escape import md_text
 from evaldelta.report._facts import (
     break_even_sentences,

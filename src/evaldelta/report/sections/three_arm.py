@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from rich.console import RenderableType
 from rich.text import Text
 
-from evaldelta.model import ThreeArmSummary
+from evaldelta.comparison.model import ThreeArmSummary
 from evaldelta.report._format import fmt_pct
 from evaldelta.report.sections._base import Report, Section
 from evaldelta.report.sections._html import piece

@@ -31,11 +31,11 @@ def as_mapping(value: Any) -> Mapping[str, Any]:
 def upstream_columns(prompt: Any = None, payload: Any = None) -> dict[str, str]:
     """``prompt_hash`` and ``rendered_prompt`` (a string or chat messages), ``payload_hash``.
 
-    The hashes are :mod:`evaldelta.upstream`'s, so a log's arms compare with a run store's.
+    The hashes are :mod:`evaldelta.sources.hashes`'s, so a log's arms compare with a run store's.
     A value the log does not carry (None, an empty prompt, a payload that is no object) is
     left out: compare then says the hash is not recorded rather than seeing a difference.
     """
-    from evaldelta.upstream import payload_hash, prompt_hash, prompt_text
+    from evaldelta.sources.hashes import payload_hash, prompt_hash, prompt_text
 
     out: dict[str, str] = {}
     if isinstance(prompt, str | list) and prompt:

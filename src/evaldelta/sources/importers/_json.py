@@ -1,8 +1,8 @@
 """JSON documents of other tools' logs: fast parsing, streaming for large files, clear errors.
 
-Every document is read within the limits of :mod:`evaldelta._limits`: its nesting and the
+Every document is read within the limits of :mod:`evaldelta._util._limits`: its nesting and the
 length of its strings are checked on the bytes before a parser builds anything
-(:mod:`evaldelta._json_bounds`), so a hostile log is refused in one line naming the file and
+(:mod:`evaldelta._util._json_bounds`), so a hostile log is refused in one line naming the file and
 the limit, never after building a multi-GB object.
 """
 
@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from evaldelta._json_bounds import BoundedReader, check_json
-from evaldelta._limits import (
+from evaldelta._util._json_bounds import BoundedReader, check_json
+from evaldelta._util._limits import (
     MAX_DOCUMENT_BYTES,
     MAX_PARSED_BYTES,
     document_limit_text,
@@ -35,8 +35,8 @@ def first_line(exc: BaseException) -> str:
 def loads(data: bytes | str, where: str, what: str = "JSON") -> Any:
     """Parse one JSON document (orjson; the stdlib when it holds NaN, which orjson refuses).
 
-    A document past :data:`~evaldelta._limits.MAX_DOCUMENT_BYTES` or nested past
-    :data:`~evaldelta._limits.MAX_DEPTH` is refused before it is parsed.
+    A document past :data:`~evaldelta._util._limits.MAX_DOCUMENT_BYTES` or nested past
+    :data:`~evaldelta._util._limits.MAX_DEPTH` is refused before it is parsed.
     """
     import orjson
 
@@ -68,7 +68,7 @@ def iter_items(source: Path | IO[bytes], prefix: str, *, where: str | None = Non
     """The items at ``prefix`` of a large JSON document, one at a time (ijson's C parser).
 
     ``source`` is a file path or an open binary stream (then ``where`` names it). The bytes
-    reach the parser through a :class:`~evaldelta._json_bounds.BoundedReader`, which
+    reach the parser through a :class:`~evaldelta._util._json_bounds.BoundedReader`, which
     refuses a document nested too deep or holding too long a string as it streams by.
     """
     import ijson

@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from evaldelta.checks import CheckSet, read_rows, score_rows
+from evaldelta.comparison.leakage import CHECK_PREFIX, leakage_from_rows
+from evaldelta.comparison.model import RubricLeakage
 from evaldelta.errors import (
     InputError,
     Location,
@@ -34,8 +36,6 @@ from evaldelta.errors import (
     UnreadableFileError,
     UsageError,
 )
-from evaldelta.leakage import CHECK_PREFIX, leakage_from_rows
-from evaldelta.model import RubricLeakage
 from evaldelta.stats._leakage import LeakageRule
 
 __all__ = [
@@ -199,7 +199,7 @@ def audit(
 
     ``outputs`` are rows with ``case_id``, ``arm`` and ``output`` (and the case fields the
     checks read). Each yardstick's author must be one of the arms. With checks and two
-    arms, every criterion is also screened for rubric leakage (:mod:`evaldelta.leakage`)
+    arms, every criterion is also screened for rubric leakage (:mod:`evaldelta.comparison.leakage`)
     under ``leakage_rule``, the first yardstick's author as the baseline.
     """
     if not outputs:

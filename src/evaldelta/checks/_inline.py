@@ -1,9 +1,17 @@
-"""Checks on one output: a regex or a Python callable, used as a cascade verifier or a scorer.
+"""An inline check on one output: a regex or a Python callable, written in a run config.
 
-A stopgap until the requirement checks and the judge (``evaldelta score``) land: a regex
-passes when it matches anywhere in the output; a callable ``module:function`` is called as
-``function(output, case)`` and returns a bool or a number (with ``threshold``, a number
-passes at ``>= threshold``).
+A run's scorer (``[score] regex`` or ``python``, ``--score-regex``) and a cascade's verifier
+(``verifier = { regex = ... }`` or ``{ python = ... }``) may be one check written inline
+instead of a checks file: a regex passes when it matches anywhere in the output; a callable
+``module:function`` is called as ``function(output, case)`` and returns a bool or a number
+(with ``threshold``, a number passes at ``>= threshold``). Its value is the attempt's score,
+so a callable may grade (0.7), where a checks file's ``python`` check passes or fails.
+
+It differs from a checks file's ``regex_required`` check on purpose, and what runs already
+recorded depends on it (the check's pins are part of the run id): the pattern sees the raw
+output, case-sensitively (a checks file's pattern sees the NFKC-normalized reply and
+ignores case by default), and a pattern that times out is the attempt's error, not an
+unscored check.
 
 A regex is compiled and matched by :mod:`evaldelta.checks._patterns` (the ``regex`` package:
 size limits at load time, a timeout on every match). An invalid or too large pattern is a
@@ -20,20 +28,23 @@ import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, Literal
 
 from evaldelta.checks import _patterns
 from evaldelta.checks._patterns import PatternTimeout, UserPattern, compile_pattern
 from evaldelta.errors import ConfigError, Location
 
-__all__ = ["OutputCheck"]
+__all__ = ["OUTPUT_CHECK_KINDS", "OutputCheck", "OutputCheckKind"]
+
+OutputCheckKind = Literal["regex", "python"]
+OUTPUT_CHECK_KINDS: tuple[OutputCheckKind, ...] = ("regex", "python")
 
 
 @dataclass(frozen=True)
 class OutputCheck:
     """``kind`` is ``regex`` or ``python``; ``spec`` the pattern or ``module:function``."""
 
-    kind: str
+    kind: OutputCheckKind
     spec: str
     threshold: float | None = None
     where: str = "<config>"

@@ -15,8 +15,10 @@ import datetime as _dt
 import tempfile
 from pathlib import Path
 
+from evaldelta.comparison.model import Comparison
+from evaldelta.demo import data_path
+from evaldelta.demo.audit import audit_demo
 from evaldelta.gating import Verdict, compare_with_policy
-from evaldelta.model import Comparison
 from evaldelta.regression import add_cases, case_block, failing_attempts, parse_set
 from evaldelta.report.regression import render_set_text
 from evaldelta.report.verdict import render_verdict_text
@@ -51,8 +53,6 @@ def regression_demo(folder: Path) -> tuple[str, Comparison, Verdict]:
     Returns the set's text, the comparison and the verdict (the verdict's policy label is
     the set's file name, not the temporary folder).
     """
-    from evaldelta.demo import audit_demo, data_path
-
     _, scored = audit_demo()
     path = folder / "regression.toml"
     for case_id, reason, source, kind, who, day in ADDS:

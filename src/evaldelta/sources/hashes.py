@@ -18,9 +18,13 @@ hashes, optional columns of the long row format:
 
 Canonical JSON: keys sorted, no spaces, UTF-8 as is (``ensure_ascii=False``). Pure: stdlib
 only, so the runner, the importers and a user's own logging share one definition
-(``evaldelta.upstream.prompt_hash(messages)``). Compare reads the hashes per (arm, case) and
-reports, per arm pair, the cases whose hashes differ beyond what the arms declare
+(``evaldelta.sources.hashes.prompt_hash(messages)``). Compare reads the hashes per (arm,
+case) and reports, per arm pair, the cases whose hashes differ beyond what the arms declare
 (:mod:`evaldelta.comparison.upstream`).
+
+The definition sits beside the row seam, where the hash columns come in, rather than in
+``run/``: the importers, the engine, the comparison and the gate read it too, and none of
+them may depend on the runner. :mod:`evaldelta.run.upstream` is the runner's use of it.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from evaldelta._json_bounds import nests_too_deep
+from evaldelta._util._json_bounds import nests_too_deep
 
 __all__ = [
     "DISPLAY_COLUMNS",

@@ -10,8 +10,8 @@ bytes, before the parser sees them:
 - :class:`JsonScanner` follows the document's strings and escapes block by block (C-speed
   ``bytes`` operations and numpy on the few structural bytes: about 4 ms per MB) and knows
   its exact depth at every bracket, so a document nested past
-  :data:`~evaldelta._limits.MAX_DEPTH` is refused at the block that goes too deep, and a
-  string or bare value longer than :func:`~evaldelta._limits.max_value_bytes` as soon as
+  :data:`~evaldelta._util._limits.MAX_DEPTH` is refused at the block that goes too deep, and a
+  string or bare value longer than :func:`~evaldelta._util._limits.max_value_bytes` as soon as
   it is;
 - :class:`BoundedReader` is the binary stream ijson reads through: it scans each block
   before handing it over, and while a value runs on across blocks it reads as much again as
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import IO, Any
 
-from evaldelta._limits import MAX_DEPTH, max_value_bytes, too_deep, value_limit_text
+from evaldelta._util._limits import MAX_DEPTH, max_value_bytes, too_deep, value_limit_text
 from evaldelta.errors import InputError, Location, UnreadableFileError
 
 __all__ = ["BLOCK", "BoundedReader", "JsonScanner", "LimitExceeded", "check_json", "nests_too_deep"]
@@ -207,7 +207,7 @@ def check_json(
     error: type[InputError] = UnreadableFileError,
     line: int | None = None,
 ) -> None:
-    """Refuse a whole JSON document nested past :data:`~evaldelta._limits.MAX_DEPTH`.
+    """Refuse a whole JSON document nested past :data:`~evaldelta._util._limits.MAX_DEPTH`.
 
     A document with fewer brackets than the limit cannot pass it, so most small documents
     cost two byte counts. String lengths are not limited here: orjson and ``json`` read a

@@ -1,8 +1,8 @@
 """The rubric leakage result types, held in the Comparison (``Comparison.rubric_leakage``).
 
-They live with the Comparison's types (:mod:`evaldelta.model` imports and exports them) and
-apart from the screen that fills them (:mod:`evaldelta.leakage`, which imports the model),
-so the model and the leakage screen do not import each other.
+They live with the Comparison's types (:mod:`evaldelta.comparison.model` imports and exports
+them) and apart from the screen that fills them (:mod:`evaldelta.comparison.leakage`, which
+imports the model), so the model and the leakage screen do not import each other.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from evaldelta import stats
-from evaldelta.model import ALL_CASES, Comparison, PairComparison, SliceDelta
+from evaldelta.comparison.model import ALL_CASES, Comparison, PairComparison, SliceDelta
 from evaldelta.report._format import fmt
 
 __all__ = ["SeedFigure", "ledger", "ledger_lines"]

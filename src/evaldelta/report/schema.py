@@ -13,7 +13,7 @@ import typing
 from collections.abc import Mapping
 from typing import Any
 
-from evaldelta.model import SCHEMA_VERSION, Comparison
+from evaldelta.comparison.model import SCHEMA_VERSION, Comparison
 
 __all__ = ["comparison_schema", "verdict_schema"]
 

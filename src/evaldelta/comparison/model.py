@@ -12,7 +12,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
-from evaldelta._model_leakage import STYLE_FLAG, CriterionLeakage, LeakageExample, RubricLeakage
+from evaldelta.comparison._leakage_model import (
+    STYLE_FLAG,
+    CriterionLeakage,
+    LeakageExample,
+    RubricLeakage,
+)
+from evaldelta.evidence import SampleSideBySide
+from evaldelta.sources._pins import PinValue
 from evaldelta.sources._report import ImportIssue, ImportReport
 from evaldelta.stats import (
     BreakEven,
@@ -62,9 +69,7 @@ __all__ = [
 
 SCHEMA_VERSION = "1.0"
 _T = TypeVar("_T")
-PinValue = str | int | float | bool | None  # a flattened pin (lists are kept as JSON text)
 ALL_CASES = "(all cases)"
-OUTPUT_CHARS = 4000  # longest stored output carried per moved case (row-level, bounded)
 # the scales graded scores usually come on, narrowest first: a score range is read as the
 # first that holds it (report/_facts.scale_phrase; plan's check of --effect)
 USUAL_SCALES = ((0.0, 1.0), (1.0, 5.0), (0.0, 5.0), (1.0, 10.0), (0.0, 10.0), (0.0, 100.0))
@@ -224,44 +229,6 @@ class MovedCase:
     delta: float
     baseline_output: str | None = None
     candidate_output: str | None = None
-
-
-@dataclass(frozen=True)
-class SampleRow:
-    """One paired case of a side-by-side: each arm's case mean and output.
-
-    ``baseline_state`` / ``candidate_state`` are ``right`` (every scored attempt passed),
-    ``wrong`` (none did) or ``partly`` (some epochs passed). Outputs are untrusted text.
-    """
-
-    case_id: str
-    slice: str
-    baseline: float
-    candidate: float
-    baseline_state: str
-    candidate_state: str
-    baseline_output: str | None = None
-    candidate_output: str | None = None
-
-
-@dataclass(frozen=True)
-class SampleSideBySide:
-    """Every paired sample of one pass/fail metric, which arm got it right and which wrong.
-
-    Built for imported Inspect AI logs (inspect_ai #1327): ``counts`` maps
-    ``"BASELINE_STATE/CANDIDATE_STATE"`` to the number of paired cases, over all of them;
-    ``rows`` lists up to ``limit`` of them, the cases the candidate lost first, then those it
-    won, those both got wrong, partly, and right.
-    """
-
-    metric: str
-    by: str
-    baseline: str
-    candidate: str
-    paired: int
-    counts: Mapping[str, int]
-    rows: tuple[SampleRow, ...]
-    limit: int
 
 
 @dataclass(frozen=True)
@@ -532,13 +499,14 @@ class Comparison:
     differ between the compared arms beyond the declared arm difference (model, template,
     provider, routing: :mod:`evaldelta.comparison.pins`), which compare reports loudly.
     ``upstream`` compares, per arm pair, the hashes of each attempt's rendered prompt,
-    request payload and retrieved documents (:mod:`evaldelta.upstream`), when rows carry them.
+    request payload and retrieved documents (:mod:`evaldelta.sources.hashes`), when rows carry them.
     ``baseline_reason`` says how the baseline was chosen (``--baseline``, or the first
     input's first arm: :func:`evaldelta.engine.evidence._arm_order`). ``imports`` say, for each
     source read by an importer (an Inspect AI log, ...), what
     was mapped and what could not be (errored samples, unknown score values, ...).
     ``rubric_leakage`` screens the ``check.<id>`` metrics, one rubric per candidate, for
-    criteria whose failures sit in one arm (:mod:`evaldelta.leakage`); empty without them.
+    criteria whose failures sit in one arm (:mod:`evaldelta.comparison.leakage`); empty without
+    them.
     """
 
     schema_version: str

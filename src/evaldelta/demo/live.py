@@ -77,7 +77,7 @@ kind = "local"
 max_concurrency = 1
 
 [score]
-python = "evaldelta.demo_live:answer_matches"
+python = "evaldelta.demo.live:answer_matches"
 
 [arms.prompt_v1]
 provider = "local"

@@ -11,7 +11,7 @@ disfavoured arm fails beside the favoured arm passing.
 Two entry points: :func:`leakage_from_rows` (the audit: scored rows with ``check.<id>``
 columns) and :func:`leakage_from_metrics` (a comparison's ``check.<id>`` metrics, read from
 the evidence compare already gathered). Both are pure; the result types are the model's
-(:mod:`evaldelta._model_leakage`); rendering lives in ``report/``.
+(:mod:`evaldelta.comparison._leakage_model`); rendering lives in ``report/``.
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evaldelta.errors import InputError, Location
-from evaldelta.model import (
+from evaldelta.comparison.model import (
     CriterionLeakage,
     LeakageExample,
     MetricResult,
     RubricLeakage,
 )
+from evaldelta.errors import InputError, Location
 from evaldelta.stats._leakage import Asymmetry, LeakageRule, criterion_asymmetry
 
 __all__ = ["CHECK_PREFIX", "leakage_from_metrics", "leakage_from_rows"]

@@ -6,7 +6,8 @@ aliases ("billion laughs") stand for a document of gigabytes, which the first wa
 expands it (``repr``, a loop over the patterns) then builds. :class:`_Loader` counts, as
 each node is composed, how deep it is and how much its aliases stand for (the nodes and
 characters of text they would add, written out), and refuses past
-:data:`~evaldelta._limits.MAX_DEPTH` levels or :data:`~evaldelta._limits.MAX_YAML_ALIASED`.
+:data:`~evaldelta._util._limits.MAX_DEPTH` levels or
+:data:`~evaldelta._util._limits.MAX_YAML_ALIASED`.
 An alias to a node that contains it (a cycle) is refused too: it would expand forever.
 """
 
@@ -17,7 +18,7 @@ from typing import Any
 import yaml
 from yaml.nodes import Node, ScalarNode
 
-from evaldelta import _limits
+from evaldelta._util import _limits
 from evaldelta.errors import InputError, Location
 
 __all__ = ["compose"]

@@ -13,9 +13,9 @@ import os
 from pathlib import Path
 
 from evaldelta.comparison import compare
+from evaldelta.comparison.model import Comparison
 from evaldelta.demo import data_path
 from evaldelta.errors import GateRefusedError
-from evaldelta.model import Comparison
 
 __all__ = ["DATA", "POLICY", "upstream_demo", "upstream_demo_text"]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evaldelta._toml import line_of, locate_keys
+from evaldelta._util._toml import line_of, locate_keys
 
 
 def test_arrays_of_tables_are_indexed_and_their_subtables_follow():

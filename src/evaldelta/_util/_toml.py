@@ -5,9 +5,9 @@ regression/_file.py, the run config in run/config.py, the price table in run/pri
 reads this way; each passes its own error class (an :class:`~evaldelta.errors.InputError`).
 They also share one key locator (:func:`locate_keys`, :func:`line_of`): ``tomllib`` reports
 line numbers only for syntax errors, so a semantic error finds its key's line by a small
-scanner over the text. The file is held to the limits of :mod:`evaldelta._limits`: at most
-:data:`~evaldelta._limits.MAX_TEXT_BYTES`, nested (arrays, inline tables, dotted keys and
-table headers alike) at most :data:`~evaldelta._limits.MAX_DEPTH` levels.
+scanner over the text. The file is held to the limits of :mod:`evaldelta._util._limits`: at most
+:data:`~evaldelta._util._limits.MAX_TEXT_BYTES`, nested (arrays, inline tables, dotted keys and
+table headers alike) at most :data:`~evaldelta._util._limits.MAX_DEPTH` levels.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evaldelta import _limits
+from evaldelta._util import _limits
 from evaldelta.errors import InputError, Location
 
 __all__ = ["line_of", "loads", "locate_keys", "read_text"]
@@ -37,7 +37,7 @@ def loads(text: str, path: str, error: type[InputError]) -> dict[str, Any]:
 
     tomllib parses arrays and inline tables by recursion: a deeply nested value stops at
     Python's recursion limit (a few hundred levels), before the stack could run out, and is
-    refused like any value nested past :data:`~evaldelta._limits.MAX_DEPTH`.
+    refused like any value nested past :data:`~evaldelta._util._limits.MAX_DEPTH`.
     """
     if len(text) > _limits.MAX_TEXT_BYTES:
         raise error(_limits.too_large("the TOML file"), Location(path))
