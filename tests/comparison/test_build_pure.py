@@ -144,7 +144,7 @@ def _refuse_queries(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_hand_built_evidence_gives_the_papers_limits(no_queries: None) -> None:
     result = build(hand_built(), Options())
-    pair = result.metrics[0].slicings[0].pairs[0]
+    pair = result.slicing().pairs[0]
     for d in pair.slices:
         table, (low, high) = TABLES[d.slice]
         e, f, g, h = table

@@ -28,7 +28,7 @@ ROWS = pd.DataFrame(
 
 
 def _overall(result):  # type: ignore[no-untyped-def]
-    return result.metrics[0].slicings[0].pairs[0].overall
+    return result.slicing().pairs[0].overall
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet", ".tsv"])
@@ -87,9 +87,7 @@ def test_repeats_are_averaged_per_case_and_the_case_is_the_unit(tmp_path: Path):
     assert o.paired.pvalue == pytest.approx(ref.pvalue)
     ci = ref.confidence_interval(0.95)
     assert (o.paired.ci.low, o.paired.ci.high) == pytest.approx((ci.low, ci.high))
-    arm_a = next(
-        a for a in result.metrics[0].slicings[0].arms if a.arm == "a" and a.slice == "(all cases)"
-    )
+    arm_a = next(a for a in result.slicing().arms if a.arm == "a" and a.slice == "(all cases)")
     assert arm_a.attempts == 90 and arm_a.cases == 30 and arm_a.scored_cases == 30
 
 
@@ -100,7 +98,7 @@ def test_cases_in_one_arm_are_counted_and_listed(tmp_path: Path):
     df = df[~((df.arm == "b") & (df.case_id == "c0"))]
     path = tmp_path / "gap.csv"
     df.to_csv(path, index=False)
-    pair = compare([path], baseline="a").metrics[0].slicings[0].pairs[0]
+    pair = compare([path], baseline="a").slicing().pairs[0]
     assert [c.case_id for c in pair.only_in_baseline] == ["c0"]
     assert [c.case_id for c in pair.only_in_candidate] == ["extra"]
     x = next(d for d in pair.slices if d.slice == "x")
@@ -119,9 +117,7 @@ def test_unlabeled_attempts_are_counted_not_dropped(tmp_path: Path):
     path = tmp_path / "unl.csv"
     df.to_csv(path, index=False)
     result = compare([path], baseline="a")
-    arm_b = next(
-        a for a in result.metrics[0].slicings[0].arms if a.arm == "b" and a.slice == "(all cases)"
-    )
+    arm_b = next(a for a in result.slicing().arms if a.arm == "b" and a.slice == "(all cases)")
     assert (arm_b.attempts, arm_b.reviewed, arm_b.unlabeled) == (8, 7, 1)
     assert _overall(result).unscored_in_one == 1
     assert _overall(result).n_pairs == 7
@@ -140,7 +136,7 @@ def test_clustered_se_is_statsmodels_cr1_with_t_on_g_minus_1(tmp_path: Path):
     )
     path = tmp_path / "cl.parquet"
     df.to_parquet(path)
-    arms = compare([path], baseline="a").metrics[0].slicings[0].arms
+    arms = compare([path], baseline="a").slicing().arms
     a = next(x for x in arms if x.arm == "a" and x.slice == "(all cases)")
     # statsmodels: OLS(y, 1).fit(cov_type="cluster", cov_kwds={"groups": g}, use_t=True):
     # CR1 (G/(G-1) factor) and a t interval on G - 1 = 9 degrees of freedom
@@ -171,7 +167,7 @@ def test_clustered_pass_rate_is_korn_graubard(tmp_path: Path):
     )
     path = tmp_path / "clb.csv"
     df.to_csv(path, index=False)
-    arms = compare([path], baseline="a").metrics[0].slicings[0].arms
+    arms = compare([path], baseline="a").slicing().arms
     a = next(x for x in arms if x.arm == "a" and x.slice == "(all cases)")
     y = df[df.arm == "a"].score.to_numpy(dtype=float)
     fit = sm.OLS(y, np.ones(n)).fit(cov_type="cluster", cov_kwds={"groups": np.arange(n) // 6})
@@ -190,7 +186,7 @@ def test_cost_per_arm(tmp_path: Path):
     df = ROWS.assign(cost_usd=np.where(ROWS.arm == "a", 0.01, 0.03))
     path = tmp_path / "cost.csv"
     df.to_csv(path, index=False)
-    cost = compare([path], baseline="a").metrics[0].slicings[0].pairs[0].cost
+    cost = compare([path], baseline="a").slicing().pairs[0].cost
     assert cost is not None
     assert cost.baseline_usd == pytest.approx(0.08) and cost.candidate_usd == pytest.approx(0.24)
     assert cost.ratio == pytest.approx(3.0)
@@ -212,8 +208,8 @@ def test_several_metrics_and_slicings(tmp_path: Path):
 def test_swapping_arms_flips_every_delta(tmp_path: Path):
     path = tmp_path / "runs.csv"
     ROWS.to_csv(path, index=False)
-    ab = compare([path], baseline="a").metrics[0].slicings[0].pairs[0]
-    ba = compare([path], baseline="b").metrics[0].slicings[0].pairs[0]
+    ab = compare([path], baseline="a").slicing().pairs[0]
+    ba = compare([path], baseline="b").slicing().pairs[0]
     for d1, d2 in zip([ab.overall, *ab.slices], [ba.overall, *ba.slices], strict=True):
         assert d1.paired is not None and d2.paired is not None
         assert d1.paired.estimate == pytest.approx(-d2.paired.estimate)
@@ -226,8 +222,8 @@ def test_mix_weights_on_any_scale(tmp_path: Path, write):
     ROWS.to_csv(path, index=False)
     small = write("small.csv", "slice,weight\nx,0.25\ny,0.75\n")
     big = write("big.json", '{"x": 25, "y": 75}')
-    r1 = compare([path], baseline="a", mix=small).metrics[0].slicings[0].pairs[0]
-    r2 = compare([path], baseline="a", mix=big).metrics[0].slicings[0].pairs[0]
+    r1 = compare([path], baseline="a", mix=small).slicing().pairs[0]
+    r2 = compare([path], baseline="a", mix=big).slicing().pairs[0]
     assert r1.standardized[0].delta.estimate == pytest.approx(r2.standardized[0].delta.estimate)
     assert r1.standardized[0].weights == pytest.approx({"x": 0.25, "y": 0.75})
 
@@ -237,7 +233,7 @@ def test_slice_without_both_arms_is_dropped_with_its_weight(tmp_path: Path, writ
     path = tmp_path / "runs.csv"
     pd.concat([ROWS, extra]).to_csv(path, index=False)
     mix = write("mix.csv", "slice,weight\nx,1\ny,1\nz,2\n")
-    std = compare([path], baseline="a", mix=mix).metrics[0].slicings[0].pairs[0].standardized[0]
+    std = compare([path], baseline="a", mix=mix).slicing().pairs[0].standardized[0]
     assert std.dropped_slices == ("z",)
     assert std.dropped_weight == pytest.approx(0.5)
     assert set(std.weights) == {"x", "y"}

@@ -39,8 +39,8 @@ def _same(x: float, y: float) -> bool:
 def test_swapping_arms_flips_deltas_and_keeps_pvalues(rows):
     with tempfile.TemporaryDirectory() as tmp:
         path = _write(rows, Path(tmp))
-        ab = compare([path], baseline="a").metrics[0].slicings[0].pairs[0]
-        ba = compare([path], baseline="b").metrics[0].slicings[0].pairs[0]
+        ab = compare([path], baseline="a").slicing().pairs[0]
+        ba = compare([path], baseline="b").slicing().pairs[0]
     for d1, d2 in zip([ab.overall, *ab.slices], [ba.overall, *ba.slices], strict=True):
         r1, r2 = d1.main, d2.main
         assert r1 is not None and r2 is not None
@@ -62,7 +62,7 @@ def test_scaling_mix_weights_changes_nothing(rows, k):
         m2.write_text(
             "slice,weight\n" + "".join(f"{s},{(i + 1) * k!r}\n" for i, s in enumerate(slices))
         )
-        s1 = compare([path], baseline="a", mix=m1).metrics[0].slicings[0].pairs[0].standardized
-        s2 = compare([path], baseline="a", mix=m2).metrics[0].slicings[0].pairs[0].standardized
+        s1 = compare([path], baseline="a", mix=m1).slicing().pairs[0].standardized
+        s2 = compare([path], baseline="a", mix=m2).slicing().pairs[0].standardized
     assert _same(s1[0].delta.estimate, s2[0].delta.estimate)
     assert _same(s1[0].delta.se, s2[0].delta.se)

@@ -24,7 +24,7 @@ BY_KEY = {s.key: s for s in SCENARIOS}
 
 
 def pair_of(result: Comparison, candidate: str | None = None) -> PairComparison:
-    pairs = result.metrics[0].slicings[0].pairs
+    pairs = result.slicing().pairs
     if candidate is None:
         return pairs[0]
     return next(p for p in pairs if p.candidate == candidate)

@@ -26,7 +26,7 @@ def seed000() -> tuple[Path, Path]:
 
 
 def _std(result, name: str | None = None) -> Standardized:  # type: ignore[no-untyped-def]
-    stds = result.metrics[0].slicings[0].pairs[0].standardized
+    stds = result.slicing().pairs[0].standardized
     return stds[0] if name is None else next(s for s in stds if s.mix == name)
 
 
@@ -35,7 +35,7 @@ def test_each_named_mix_is_what_compare_gives_on_its_own(seed000):
     both = compare(
         [rows], baseline="v1", mix=[f"today={traffic}", "equal", "actual"], traffic=traffic
     )
-    pair = both.metrics[0].slicings[0].pairs[0]
+    pair = both.slicing().pairs[0]
     assert [s.mix for s in pair.standardized] == ["today", "equal", "actual", "traffic"]
     assert both.mix == "today" and both.mixes == ("today", "equal", "actual")
     for name, spec in (("today", traffic), ("equal", "equal"), ("actual", "actual")):
@@ -69,7 +69,7 @@ def test_one_mix_behaves_as_before(seed000):
     std = _std(result)
     assert std.weights == pytest.approx(dict.fromkeys(std.weights, 0.25))
     # the inputs the gate and the sweep plot read: each slice's delta, as the slice rows say
-    deltas = {d.slice: d.main.estimate for d in result.metrics[0].slicings[0].pairs[0].slices}
+    deltas = {d.slice: d.main.estimate for d in result.slicing().pairs[0].slices}
     assert std.slice_deltas == pytest.approx(deltas)
     assert std.slice_deltas["long_context"] == pytest.approx(0.95 - 0.20)
 

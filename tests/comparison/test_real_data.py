@@ -27,7 +27,7 @@ def data(name: str):  # type: ignore[no-untyped-def]
 
 
 def only_pair(result):  # type: ignore[no-untyped-def]
-    (pair,) = result.metrics[0].slicings[0].pairs
+    (pair,) = result.slicing().pairs
     return pair
 
 
@@ -128,6 +128,6 @@ def test_swebench_pro_unequal_coverage():
 )
 def test_every_real_dataset_compares_all_arms(name: str):
     result = compare([data(name)])
-    slicing = result.metrics[0].slicings[0]
+    slicing = result.slicing()
     assert len(slicing.pairs) == len(result.arms_present) - 1
     jsonschema.validate(json.loads(render_json(result)), SCHEMA)

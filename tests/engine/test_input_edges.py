@@ -18,7 +18,7 @@ from tests.rows import csv_text
 def test_huge_mix_weights_keep_their_shares(write) -> None:  # type: ignore[no-untyped-def]
     rows = write("r.csv", "case_id,arm,slice,score\n1,a,s1,1\n1,b,s1,0\n2,a,s2,0\n2,b,s2,0\n")
     mix = write("m.csv", "slice,weight\ns1,1e308\ns2,1e308\n")
-    (std,) = compare([rows], mix=mix).metrics[0].slicings[0].pairs[0].standardized
+    (std,) = compare([rows], mix=mix).slicing().pairs[0].standardized
     # equal weights: the standardized rates are the plain means of the two slices' rates
     assert std.per_arm["a"].estimate == pytest.approx(0.5)
     assert std.per_arm["b"].estimate == pytest.approx(0.0)
@@ -36,7 +36,7 @@ def test_cases_in_one_arm_only_are_listed_up_to_the_limit_and_all_counted(tmp_pa
     )
     path = tmp_path / "r.parquet"
     pq.write_table(table, str(path))
-    pair = compare([path], list_limit=25).metrics[0].slicings[0].pairs[0]
+    pair = compare([path], list_limit=25).slicing().pairs[0]
     assert len(pair.only_in_baseline) == 25
     assert pair.overall.only_in_baseline == 260
     assert [c.case_id for c in pair.only_in_baseline] == ids[40:65]
@@ -46,7 +46,7 @@ def test_spaces_around_names_are_trimmed_and_said(write) -> None:  # type: ignor
     path = write("r.csv", "case_id,arm,score\n1 ,a,1\n1,b ,0\n2,a,1\n2,b,1\n")
     result = compare([path])
     assert result.arms_present == ("a", "b")
-    assert result.metrics[0].slicings[0].pairs[0].overall.n_pairs == 2
+    assert result.slicing().pairs[0].overall.n_pairs == 2
     assert any("2 rows had spaces around" in n for n in result.notes)
 
 

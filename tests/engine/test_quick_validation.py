@@ -38,7 +38,7 @@ def full_runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 def test_clean_rows_take_the_quick_pass_only(write: Write, full_runs: list[int]) -> None:
     result = compare([write("c.csv", CLEAN)], baseline="a")
     assert not full_runs
-    assert [p.candidate for p in result.metrics[0].slicings[0].pairs] == ["b", "c"]
+    assert [p.candidate for p in result.slicing().pairs] == ["b", "c"]
     assert not any("spaces around" in n for n in result.notes)
 
 
@@ -69,7 +69,7 @@ def test_a_padded_case_id_is_stripped_and_counted(
     path = write("p.csv", CLEAN.replace(f"c2,{arm}", f"c2 ,{arm}"))
     result = compare([path], baseline="a", candidates=["b"])
     assert full_runs == [1]
-    assert result.metrics[0].slicings[0].pairs[0].overall.n_pairs == 2  # "c2 " paired as c2
+    assert result.slicing().pairs[0].overall.n_pairs == 2  # "c2 " paired as c2
     assert any("1 rows had spaces around" in n for n in result.notes)
 
 
@@ -84,5 +84,5 @@ def test_defects_are_reported_in_the_documented_order(write: Write) -> None:
 def test_a_padded_arm_gives_up_the_quick_pass(write: Write, full_runs: list[int]) -> None:
     result = compare([write("a.csv", CLEAN.replace("c1,b", "c1, b"))], baseline="a")
     assert full_runs == [1]
-    assert [p.candidate for p in result.metrics[0].slicings[0].pairs] == ["b", "c"]
+    assert [p.candidate for p in result.slicing().pairs] == ["b", "c"]
     assert any("1 rows had spaces around" in n for n in result.notes)

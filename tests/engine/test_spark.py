@@ -132,7 +132,7 @@ def test_seed_004_gate_three_arms(spark: Any) -> None:
         (dc, dv), (sc, sv) = both(
             compare_with_policy, [data], ROOT / "examples" / "gate.toml", **options
         )
-    assert sc.three_arm is not None and sc.metrics[0].slicings[0].pairs[0].critical is not None
+    assert sc.three_arm is not None and sc.slicing().pairs[0].critical is not None
     assert_same(render_json(dc), render_json(sc))
     assert_same(render_verdict_json(dv, dc), render_verdict_json(sv, sc))
 
@@ -216,7 +216,7 @@ def test_1m_rows_gate_and_plan(spark: Any, rows_1m: Path, tmp_path: Path) -> Non
     policy = tmp_path / "gate.toml"
     policy.write_text(GATE_1M)
     (dc, dv), (sc, sv) = both(compare_with_policy, [rows_1m], policy, baseline="base")
-    pair = sc.metrics[0].slicings[0].pairs[0]
+    pair = sc.slicing().pairs[0]
     assert pair.overall.paired is not None and pair.overall.paired.n > 99_000
     assert sc.metrics[0].repeated and pair.critical is not None
     assert_same(render_json(dc), render_json(sc))

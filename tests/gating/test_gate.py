@@ -201,7 +201,7 @@ def test_seed_004_gate_fails_on_extraction_while_the_aggregate_check_passes():
     # issue: "fails on the extraction slice alone": every other slice passes outright
     assert not [r for r in verdict.rules if r.outcome == INCONCLUSIVE]
     assert all(r.outcome == PASS for r in verdict.rules if r.slice != "extraction")
-    pair = next(p for p in result.metrics[0].slicings[0].pairs if p.candidate == "cascade")
+    pair = next(p for p in result.slicing().pairs if p.candidate == "cascade")
     welch, paired = aggregate_only(pair, 0.15)
     # seed 004: the 0.03 gap was "comfortably inside the confidence interval" (unpaired)
     assert welch.outcome == PASS and welch.ci is not None and welch.ci.low < 0 < welch.ci.high

@@ -108,7 +108,7 @@ def test_interval_basis_break_even_solves_the_interval_crossing(seed000, run_cli
     parts = {k: [p * (1 - p) / (n + 4 / m) for p, n in v] for k, v in adjusted.items()}
     ses = {k: math.sqrt(sum(v)) for k, v in parts.items()}
     z = sps.norm.ppf(0.975)
-    pair = result.metrics[0].slicings[0].pairs[0]
+    pair = result.slicing().pairs[0]
     today = next(s for s in pair.standardized if s.mix == "today")
     assert today.delta.df is None and today.mix_df is None
 

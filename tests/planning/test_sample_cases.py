@@ -45,7 +45,7 @@ def test_seed004_sample_keeps_every_arm_of_each_case(tmp_path: Path) -> None:
     assert ext == {150 / 60}
     # the sample compares as paired data: 360 pairs, each slice reweighted to its traffic
     result = compare([out], baseline="always_strong", candidates=["cascade"])
-    pair = result.metrics[0].slicings[0].pairs[0]
+    pair = result.slicing().pairs[0]
     assert pair.overall.n_pairs == 360 and not pair.only_in_baseline
     traffic = next(s for s in pair.standardized if s.mix == "traffic")
     assert traffic.weights["faq_lookup"] == pytest.approx(0.41)

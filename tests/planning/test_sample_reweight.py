@@ -56,7 +56,7 @@ def test_compare_uses_sample_weight_as_the_traffic_mix(tmp_path: Path, run_cli):
         runs, index=False
     )
     result = compare([runs], baseline="a", by=("task",))
-    pair = result.metrics[0].slicings[0].pairs[0]
+    pair = result.slicing().pairs[0]
     assert result.traffic == "sample_weight"
     traffic = next(s for s in pair.standardized if s.mix == "traffic")
     assert traffic.weights == pytest.approx(mix)

@@ -161,7 +161,7 @@ def test_the_hostile_rows_load_as_written(hostile: Comparison) -> None:
     # checks above vacuous)
     assert hostile.baseline == BASELINE
     assert any("\x1b[31m" in c for c in hostile.candidates)
-    slices = set(hostile.metrics[0].slicings[0].slices)
+    slices = set(hostile.slicing().slices)
     assert "line\n# injected heading" in slices and "x|y" in slices
 
 

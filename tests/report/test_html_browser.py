@@ -191,7 +191,7 @@ def test_demo_report_loads_clean_with_one_mark_per_slice(browser, tmp_path, scen
     page = write_demo_html(scenario, result, tmp_path)
     browser.load(page)
     assert browser.problems(page) == []
-    pairs = result.metrics[0].slicings[0].pairs
+    pairs = result.slicing().pairs
     for k, pair in enumerate(pairs):
         marks = browser.eval(f"document.querySelectorAll('[id^=\"forest-{k}-mark-\"]').length")
         assert marks == len(pair.slices), (k, marks, len(pair.slices))

@@ -45,7 +45,7 @@ REAL = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "real"
 
 
 def _pair(result):  # type: ignore[no-untyped-def]
-    return result.metrics[0].slicings[0].pairs[0]
+    return result.slicing().pairs[0]
 
 
 def test_histogram_bins_the_case_deltas_with_zero_apart(tmp_path: Path) -> None:

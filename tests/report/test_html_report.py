@@ -59,7 +59,7 @@ def test_rendering_is_deterministic(seed004):
 
 def test_forest_plot_has_one_mark_per_slice(seed004):
     page = render_html(seed004)
-    for k, pair in enumerate(seed004.metrics[0].slicings[0].pairs):
+    for k, pair in enumerate(seed004.slicing().pairs):
         assert len(re.findall(rf'id="forest-{k}-mark-\d+"', page)) == len(pair.slices)
 
 
@@ -99,7 +99,7 @@ def test_dollar_signs_are_not_mathtext(tmp_path):
 def test_outputs_side_by_side_with_word_diff(tmp_path):
     runs = _rows(tmp_path / "x.csv")
     result = compare([runs], baseline="a")
-    moved = result.metrics[0].slicings[0].pairs[0].discordant
+    moved = result.slicing().pairs[0].discordant
     assert moved and all(m.baseline_output and m.candidate_output for m in moved)
     page = render_html(result)
     assert 'class="out-baseline"' in page and "<del>" in page and "<ins>" in page
@@ -154,7 +154,7 @@ def test_the_sweep_shows_the_relevant_slices_and_says_which(seed004):
     # the first four in list order left out extraction, the slice seed 004 is about
     from evaldelta.report._mixes import sweep_choice
 
-    slicing = seed004.metrics[0].slicings[0]
+    slicing = seed004.slicing()
     cascade = next(p for p in slicing.pairs if p.candidate == "cascade")
     chosen = sweep_choice(cascade, slicing.arms)
     assert chosen[0][0].slice == "extraction"
@@ -172,7 +172,7 @@ def test_a_slice_near_its_break_even_is_drawn_and_named():
     from evaldelta.report._mixes import sweep_choice
 
     result = run_scenario(next(s for s in SCENARIOS if s.key == "000"))
-    slicing = result.metrics[0].slicings[0]
+    slicing = result.slicing()
     reasons = {b.slice: why for b, why in sweep_choice(slicing.pairs[0], slicing.arms)}
     # seed 000 under traffic: long_context 5.0% -> 6.5% flips the sign
     assert "nearest break-even" in reasons["long_context"]
@@ -201,8 +201,8 @@ def test_the_forest_axis_is_set_by_the_slices_with_evidence(tmp_path):
     from evaldelta.report._html_views import forest_rows
 
     result = compare([path], baseline="a")
-    pair = result.metrics[0].slicings[0].pairs[0]
-    order = ordered_slices(pair, result.metrics[0].slicings[0].arms)
+    pair = result.slicing().pairs[0]
+    order = ordered_slices(pair, result.slicing().arms)
     few = {d.slice for d in order.slices[order.ranked :]}
     fr = forest_rows(order.slices, True, {}, 0.05, few)
     lo, hi = plots.forest_limits(fr)

@@ -65,7 +65,7 @@ def test_few_discordant_pairs_are_named_in_every_format(seed002):
 
 
 def test_the_pairs_own_mix_takes_the_all_cases_interval(seed002):
-    pair = seed002.metrics[0].slicings[0].pairs[0]
+    pair = seed002.slicing().pairs[0]
     (actual,) = pair.standardized
     o = pair.overall.main
     assert actual.same_as_overall and o is not None
@@ -78,7 +78,7 @@ def test_the_pairs_own_mix_takes_the_all_cases_interval(seed002):
 
 
 def test_another_mix_says_why_its_interval_differs(seed002_equal):
-    pair = seed002_equal.metrics[0].slicings[0].pairs[0]
+    pair = seed002_equal.slicing().pairs[0]
     (equal,) = pair.standardized
     assert not equal.same_as_overall
     why = "Why this interval differs from the all-cases paired one [-6.9, +17.6]: the equal mix"
@@ -103,7 +103,7 @@ def _repeats_rows(tmp_path, cases: int):  # type: ignore[no-untyped-def]
 
 def test_pass_fail_repeats_on_fewer_than_30_cases_say_so_in_every_format(tmp_path):
     small = compare([_repeats_rows(tmp_path, 20)], baseline="base")
-    overall = small.metrics[0].slicings[0].pairs[0].overall
+    overall = small.slicing().pairs[0].overall
     assert overall.n_pairs == 20 and overall.informative is not None
     assert overall.informative >= 10  # only the case count is too small
     for name, text in _formats(small).items():

@@ -99,7 +99,7 @@ def test_no_reversal_flag_when_the_means_agree() -> None:
 @real
 def test_pro_one_arm_only_counts_in_every_report(pro: Comparison) -> None:
     cand = "Claude Sonnet 4 - paper"
-    pair = next(p for p in pro.metrics[0].slicings[0].pairs if p.candidate == cand)
+    pair = next(p for p in pro.slicing().pairs if p.candidate == cand)
     # the issue: 143 and 79 cases present in one arm only on SWE-Bench Pro
     assert (pair.overall.only_in_baseline, pair.overall.only_in_candidate) == (79, 143)
     sentence = (
@@ -114,7 +114,7 @@ def test_pro_one_arm_only_counts_in_every_report(pro: Comparison) -> None:
     assert sum(b for b, _ in counts) == 79 and sum(c for _, c in counts) == 143
     page = render_html(pro)
     assert squash(sentence) in page_text(page)
-    k = pro.metrics[0].slicings[0].pairs.index(pair)
+    k = pro.slicing().pairs.index(pair)
     section_html = page.split(f'id="pair-{k}"', 1)[1].split("<section", 1)[0]
     rows = re.findall(
         r'<tr><td>[^<]*</td><td class="num">(\d+)</td><td class="num">(\d+)</td></tr>',
@@ -137,7 +137,7 @@ def _check_answers(result: Comparison) -> int:
     """Each pair's Markdown section carries the text report's Answer lines, verbatim."""
     text, md = render_text(result), render_markdown(result)
     blocks = re.split(r"(?m)^(?=evaldelta compare · )", text)[1:]
-    pairs = result.metrics[0].slicings[0].pairs
+    pairs = result.slicing().pairs
     checked = 0
     for pair in pairs:
         (block,) = [b for b in blocks if b.startswith(f"evaldelta compare · {pair.baseline} ->")
@@ -155,7 +155,7 @@ def _check_answers(result: Comparison) -> int:
 @pytest.mark.parametrize("key", ["000", "001", "002", "004"])
 def test_markdown_leads_with_the_text_answer_on_the_seeds(key: str) -> None:
     result = run_scenario(next(s for s in SCENARIOS if s.key == key))
-    assert _check_answers(result) == len(result.metrics[0].slicings[0].pairs)
+    assert _check_answers(result) == len(result.slicing().pairs)
 
 
 @real
@@ -164,7 +164,7 @@ def test_markdown_leads_with_the_text_answer_on_the_seeds(key: str) -> None:
 )
 def test_markdown_leads_with_the_text_answer_on_real_data(name: str) -> None:
     result = compare([data(name)])
-    assert _check_answers(result) == len(result.metrics[0].slicings[0].pairs)
+    assert _check_answers(result) == len(result.slicing().pairs)
 
 
 def _ranked_rows(section: str) -> list[list[str]]:
@@ -182,7 +182,7 @@ def _ranked_rows(section: str) -> list[list[str]]:
 def test_verified_worst_slices_are_ranked_by_interval_among_big_slices(
     verified: Comparison,
 ) -> None:
-    (pair,) = verified.metrics[0].slicings[0].pairs
+    (pair,) = verified.slicing().pairs
     section = md_section(render_markdown(verified), VERIFIED[1])
     rows = _ranked_rows(section)
     by_name = {d.slice: d for d in pair.slices}
@@ -255,7 +255,7 @@ def test_several_candidates_keep_the_candidate_column() -> None:
 def test_verified_24_rule_verdict_folds_the_passing_min_cases(verified: Comparison) -> None:
     policy = parse_policy("[defaults]\nmax_regression = 0.3\nmin_cases = 10\n", "gate.toml")
     verdict = evaluate(policy, verified)
-    assert len(verdict.rules) == 2 * len(verified.metrics[0].slicings[0].pairs[0].slices)
+    assert len(verdict.rules) == 2 * len(verified.slicing().pairs[0].slices)
     md = render_verdict_markdown(verdict)
     deciding, passed = _verdict_tables(md)
     min_cases_passed = [r for r in verdict.rules if r.rule == "min_cases" and r.outcome == PASS]
@@ -286,7 +286,7 @@ def test_one_order_in_every_format_with_the_rule_stated(verified: Comparison) ->
     from evaldelta.report._facts import ordered_slices
     from evaldelta.report.terminal import terminal_renderables
 
-    slicing = verified.metrics[0].slicings[0]
+    slicing = verified.slicing()
     (pair,) = slicing.pairs
     order = [d.slice for d in ordered_slices(pair, slicing.arms).slices]
     names = set(order)

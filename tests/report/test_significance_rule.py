@@ -26,7 +26,7 @@ def seed004() -> Comparison:
 def _expected(comparison: Comparison) -> list[tuple[int, int, int]]:
     """Per pair: (slices, Holm-significant regressions, unadjusted intervals below zero)."""
     out = []
-    for pair in comparison.metrics[0].slicings[0].pairs:
+    for pair in comparison.slicing().pairs:
         slices = [d for d in pair.slices if d.main is not None]
         raw = [d.main.pvalue for d in slices if d.main is not None]
         reject, _, _, _ = multipletests(raw, alpha=0.05, method="holm")

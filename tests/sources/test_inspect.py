@@ -254,7 +254,7 @@ def test_compare_reads_the_summaries_and_fetches_only_listed_outputs(tmp_path: P
     eager = full.table.select(*keep).order_by(["case_id", "repeat"]).to_pyarrow().to_pylist()
     assert lazy == eager
     result = compare(logs)
-    pair = result.metrics[0].slicings[0].pairs[0]
+    pair = result.slicing().pairs[0]
     _, opened_all = open_sources([Source(p) for p in logs])
     first = {}
     for item in opened_all:

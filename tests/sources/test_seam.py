@@ -95,8 +95,8 @@ def test_import_keeps_pins_and_reports_in_parquet(tmp_path: Path, run_cli) -> No
     assert again.pins == direct.pins and again.pins
     assert [r.to_jsonable() for r in again.imports] == [r.to_jsonable() for r in direct.imports]
     d, a = (
-        direct.metrics[0].slicings[0].pairs[0].overall,
-        again.metrics[0].slicings[0].pairs[0].overall,
+        direct.slicing().pairs[0].overall,
+        again.slicing().pairs[0].overall,
     )
     assert d.paired is not None and a.paired is not None
     assert a.paired.estimate == d.paired.estimate and a.n_pairs == d.n_pairs
@@ -164,7 +164,7 @@ def test_rows_skip_stripping_only_once_validation_finds_nothing_to_strip(write) 
     # a padded name is stripped in every pass: the two arms' rows of case c1 pair up
     padded = write("p.csv", text.replace("c1,a", " c1,a").replace("c2,b", "c2,b\t"))
     result = compare([padded])
-    assert result.metrics[0].slicings[0].pairs[0].overall.n_pairs == 2
+    assert result.slicing().pairs[0].overall.n_pairs == 2
     assert any("2 rows had spaces around" in n for n in result.notes)
 
 

@@ -76,7 +76,7 @@ def regression_demo_text() -> str:
     with tempfile.TemporaryDirectory(prefix="evaldelta-demo-") as tmp:
         text, comparison, verdict = regression_demo(Path(tmp))
     rset = parse_set(text, "regression.toml")
-    critical = comparison.metrics[0].slicings[0].pairs[0].critical
+    critical = comparison.slicing().pairs[0].critical
     evidence = {c.case_id: c for c in (critical.cases if critical is not None else ())}
     held = [
         f"{c.case_id} {c.baseline_passes}/{c.baseline_scored}"

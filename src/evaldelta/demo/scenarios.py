@@ -157,7 +157,7 @@ def _open_question(result: Comparison) -> list[str]:
     from evaldelta.report._facts import break_even_sentences
     from evaldelta.report._format import fmt_ci, fmt_delta
 
-    pair = result.metrics[0].slicings[0].pairs[0]
+    pair = result.slicing().pairs[0]
     traffic = next((s for s in pair.standardized if s.mix == "traffic"), None)
     if traffic is None:
         return []
