@@ -224,8 +224,6 @@ def _compare_and_gate(
     from evaldelta.report import render_markdown, render_text
     from evaldelta.report.verdict import (
         render_verdict_json,
-        render_verdict_markdown,
-        render_verdict_text,
     )
 
     result, verdict = compare_with_policy(sources, policy, metrics=metric, **options)
@@ -241,8 +239,8 @@ def _compare_and_gate(
     elif format == Format.json:
         text = render_verdict_json(verdict, result)
     elif format == Format.markdown:
-        text = render_markdown(result) + "\n" + render_verdict_markdown(verdict)
+        text = render_markdown(result, verdict)
     else:
-        text = render_text(result) + "\n" + render_verdict_text(verdict)
+        text = render_text(result, verdict)
     write_output(text, output)
     raise typer.Exit(verdict.exit_code)

@@ -166,7 +166,7 @@ def report_logs(
     from evaldelta.gating import compare_with_policy
     from evaldelta.report import render_markdown, render_text
     from evaldelta.report.html import render_html
-    from evaldelta.report.verdict import render_verdict_markdown, render_verdict_text
+    from evaldelta.report.verdict import render_verdict_markdown
 
     options: dict[str, Any] = {"baseline": settings.baseline, "by": settings.by}
     verdict = None
@@ -183,9 +183,7 @@ def report_logs(
             if verdict is not None:
                 texts["verdict"] = render_verdict_markdown(verdict)
         elif fmt == "text":
-            texts[fmt] = render_text(comparison)
-            if verdict is not None:
-                texts[fmt] += "\n" + render_verdict_text(verdict)
+            texts[fmt] = render_text(comparison, verdict)
         elif fmt == "junit" and verdict is not None:
             from evaldelta.commands.gate import render_junit
 

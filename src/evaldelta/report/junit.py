@@ -33,7 +33,7 @@ from evaldelta.comparison.model import Comparison
 from evaldelta.gating import FAIL, INCONCLUSIVE, RuleResult, Verdict
 from evaldelta.report._format import fmt_p
 from evaldelta.report._pins import fmt_pin
-from evaldelta.report.verdict import _outcome_word, _where, rule_numbers, rule_why
+from evaldelta.report.verdict import outcome_word, rule_numbers, rule_where, rule_why
 
 __all__ = ["render_verdict_junit", "xml_text"]
 
@@ -49,7 +49,7 @@ def xml_text(text: str) -> str:
 def _figures(rule: RuleResult, binary: bool) -> str:
     """The numbers behind a rule, on one line."""
     est, ci, bound, n = rule_numbers(rule, binary)
-    parts = [f"outcome {_outcome_word(rule)}"]
+    parts = [f"outcome {outcome_word(rule)}"]
     for label, value in (("estimate", est), ("interval", ci), ("bound", bound), ("n", n)):
         if value:
             parts.append(f"{label} {value}")
@@ -63,7 +63,7 @@ def _figures(rule: RuleResult, binary: bool) -> str:
 
 def _case(parent: ET.Element, rule: RuleResult, verdict: Verdict, binary: bool) -> str:
     """One test case; returns how it counts: ``failure``, ``skipped`` or ``pass``."""
-    where = _where(rule)
+    where = rule_where(rule)
     case = ET.SubElement(
         parent,
         "testcase",

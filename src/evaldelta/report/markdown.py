@@ -10,12 +10,20 @@ as text: no table, HTML, link, mention or heading from data.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from evaldelta.comparison.model import Comparison
 from evaldelta.report.sections import Report, render
+
+if TYPE_CHECKING:
+    from evaldelta.gating import Verdict
 
 __all__ = ["render_markdown"]
 
 
-def render_markdown(comparison: Comparison) -> str:
-    """Per metric and candidate: answer, worst slices, overall, standardized vs pooled, evidence."""
-    return "\n".join(render("markdown", Report(comparison))).rstrip() + "\n"
+def render_markdown(comparison: Comparison, verdict: Verdict | None = None) -> str:
+    """Per metric and candidate: answer, worst slices, overall, standardized vs pooled, evidence.
+
+    With ``verdict`` (``compare --policy``), the gate's verdict follows them.
+    """
+    return "\n".join(render("markdown", Report(comparison, verdict))).rstrip() + "\n"

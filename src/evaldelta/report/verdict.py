@@ -21,12 +21,17 @@ from evaldelta.report._escape import md_code, md_text, term_text
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_pct, places_apart
 
 __all__ = [
+    "basis_note",
+    "outcome_word",
     "regression_phrase",
     "render_verdict_json",
     "render_verdict_markdown",
     "render_verdict_text",
     "rule_break_even_sentences",
+    "rule_numbers",
+    "rule_where",
     "rule_why",
+    "verdict_headline",
     "verdict_jsonable",
 ]
 
@@ -80,7 +85,8 @@ def _same(text: str) -> str:
     return text
 
 
-def _where(rule: RuleResult, name: Callable[[str], str] = _same) -> str:
+def rule_where(rule: RuleResult, name: Callable[[str], str] = _same) -> str:
+    """Where a rule applies: its slice (and mix), or its critical case and regression cases."""
     if rule.case_id is not None and rule.regression:
         ids = ", ".join(r.id for r in rule.regression)
         return f"{name(ids)} case {name(rule.case_id)} ({name(str(rule.slice))})"
@@ -159,14 +165,16 @@ def _break_even_lines(verdict: Verdict, name: Callable[[str], str] = _same) -> l
     return out
 
 
-def _outcome_word(rule: RuleResult) -> str:
+def outcome_word(rule: RuleResult) -> str:
+    """PASS, FAIL or INCONCLUSIVE, the last with the way its interval leans when it does."""
     word = rule.outcome.upper()
     if rule.outcome == INCONCLUSIVE and rule.leaning is not None:
         word += f" (leaning {rule.leaning})"
     return word
 
 
-def _headline(verdict: Verdict) -> str:
+def verdict_headline(verdict: Verdict) -> str:
+    """The verdict's first line: the decision, its exit code and the rules counted by outcome."""
     counts = ", ".join(
         f"{verdict.count(o)} {o}" for o in (FAIL, INCONCLUSIVE, PASS) if verdict.count(o)
     )
@@ -185,7 +193,7 @@ def _failures(
     for r in _sorted(verdict):
         if r.outcome != FAIL:
             continue
-        where = _where(r, name)
+        where = rule_where(r, name)
         what = f"{r.rule} fails on {where}" if where else r.rule
         if r.regression:
             what = f"fails {name(regression_phrase(r))}"
@@ -206,7 +214,8 @@ def _not_run(verdict: Verdict, name: Callable[[str], str] = _same) -> list[str]:
     return out
 
 
-def _basis_note(verdict: Verdict) -> str:
+def basis_note(verdict: Verdict) -> str:
+    """What the rules were judged on: whole intervals at the confidence, or point estimates."""
     conf = fmt_pct(verdict.confidence)
     if verdict.basis == "point":
         return (
@@ -241,7 +250,7 @@ def render_verdict_text(verdict: Verdict) -> str:
     out = [
         f"evaldelta gate · policy {verdict.policy} · {', '.join(verdict.candidates)} vs "
         f"{verdict.baseline} · metric {verdict.metric} ({verdict.kind}) · by {verdict.by}",
-        _headline(verdict),
+        verdict_headline(verdict),
     ]
     fails = _failures(verdict)
     if fails and any(r.regression and r.outcome == FAIL for r in verdict.rules):
@@ -250,14 +259,14 @@ def render_verdict_text(verdict: Verdict) -> str:
     elif fails:
         out.append("Fails: " + "; ".join(fails) + ".")
     out.extend(_not_run(verdict))
-    out.append(_basis_note(verdict))
+    out.append(basis_note(verdict))
     out.append("")
     head = ["outcome", "rule", "candidate", "slice / case", "estimate", "interval", "bound", "n"]
     rows = [head]
     reasons = []
     for r in _sorted(verdict):
         est, ci, bound, n = rule_numbers(r, binary)
-        cells = [_outcome_word(r), r.rule, r.candidate, _where(r), est, ci, bound, n]
+        cells = [outcome_word(r), r.rule, r.candidate, rule_where(r), est, ci, bound, n]
         rows.append([term_text(cell) for cell in cells])  # cleaned before widths are taken
         reasons.append(rule_why(r))
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
@@ -286,11 +295,11 @@ def _markdown_table(rules: list[RuleResult], binary: bool, candidate: bool) -> l
     out = ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
     for r in rules:
         est, ci, bound, n = rule_numbers(r, binary)
-        word = _outcome_word(r)
+        word = outcome_word(r)
         cells = [f"**{word}**" if r.outcome == FAIL else word, md_text(r.rule)]
         if candidate:
             cells.append(md_text(r.candidate))
-        cells += [_where(r, md_text), est, ci, bound, n, md_text(rule_why(r))]
+        cells += [rule_where(r, md_text), est, ci, bound, n, md_text(rule_why(r))]
         out.append("| " + " | ".join(cells) + " |")
     return out
 
@@ -309,7 +318,7 @@ def render_verdict_markdown(verdict: Verdict) -> str:
         f"{names} vs {md_code(verdict.baseline)} · metric {md_code(verdict.metric)} "
         f"({md_text(verdict.kind)}) · by {md_code(verdict.by)} · policy {md_code(verdict.policy)}",
         "",
-        md_text(_headline(verdict)),
+        md_text(verdict_headline(verdict)),
         "",
     ]
     fails = _failures(verdict, md_text, candidate=several)
@@ -336,7 +345,7 @@ def render_verdict_markdown(verdict: Verdict) -> str:
         out += ["**Break-even of the standardized rule:**", ""]
         out += [f"- {line}" for line in shares]
         out.append("")
-    out.append(f"_{md_text(_basis_note(verdict))}_")
+    out.append(f"_{md_text(basis_note(verdict))}_")
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -56,7 +56,7 @@ __all__ = [
 
 SECTIONS: list[Any] = [
     header.HEADER,  # text: the baseline line; HTML: the page's header, loud notes in it
-    verdict.VERDICT,  # HTML (text and Markdown print the verdict after the report)
+    only(verdict.VERDICT, "html"),  # the page opens with the verdict
     only(pins.PINS, "html"),  # the HTML's pins table, under the verdict
     repeats.REPEATS,
     pins.PIN_WARNING,
@@ -72,6 +72,7 @@ SECTIONS: list[Any] = [
     checks.CHECKS,
     notes.NOTES,
     footer.FOOTER,
+    only(verdict.VERDICT, "text", "markdown"),  # after the report, as `evaldelta gate` prints it
 ]
 
 PAIR_SECTIONS: list[Any] = [
@@ -103,6 +104,10 @@ def render(fmt: Format, report: Report) -> list[Any]:
         rendered = section.render(fmt, section.view(report))
         if rendered is None:
             continue
+        if getattr(section, "block", False) and fmt in ("text", "markdown"):
+            while out and out[-1] == "":
+                out.pop()
+            out.append("")
         if isinstance(rendered, str):
             out.append(rendered)
         else:

@@ -76,7 +76,14 @@ class _Renders(Generic[V]):
 
 
 class Section(_Renders[V]):
-    """A section of the whole report (header, pins, notes, ...)."""
+    """A section of the whole report (header, pins, notes, ...).
+
+    ``block``: in text and Markdown the section stands apart, after exactly one blank line
+    whatever the sections before it left at their end (the gate's verdict, which reads the
+    same after the report as on its own).
+    """
+
+    block = False
 
     def view(self, report: Report) -> V:
         """The section's typed view of the report."""
@@ -101,6 +108,7 @@ class _Only:
         self._section = section
         self.name = section.name
         self.formats = formats & section.formats
+        self.block = getattr(section, "block", False)
 
     def view(self, arg: Any) -> Any:
         return self._section.view(arg)

@@ -1,7 +1,9 @@
-"""The gate's verdict, at the top of the HTML page (``report/verdict.py`` words it).
+"""The gate's verdict (``report/verdict.py`` words it), placed once per format.
 
-The text and Markdown reports print the verdict after the report (the CLI appends
-``render_verdict_text`` / ``render_verdict_markdown``), so only the HTML shows it here.
+At the top of the HTML page; after the report in text and Markdown (the registry lists it
+at both places, each for its formats). In text and Markdown the verdict is the block
+``evaldelta gate`` prints on its own, after a blank line, so ``compare --policy`` shows the
+same block the gate does.
 """
 
 from __future__ import annotations
@@ -13,13 +15,15 @@ from evaldelta.gating import Verdict
 from evaldelta.report.sections._base import Report, Section
 from evaldelta.report.sections._html import piece
 from evaldelta.report.verdict import (
-    _basis_note,
-    _headline,
-    _outcome_word,
-    _where,
+    basis_note,
+    outcome_word,
+    render_verdict_markdown,
+    render_verdict_text,
     rule_break_even_sentences,
     rule_numbers,
+    rule_where,
     rule_why,
+    verdict_headline,
 )
 
 __all__ = ["VERDICT"]
@@ -29,7 +33,8 @@ _ORDER = {"fail": 0, "inconclusive": 1, "pass": 2}  # the deciding rules first
 
 @dataclass(frozen=True)
 class VerdictView:
-    verdict: dict[str, Any] | None
+    verdict: dict[str, Any] | None  # the HTML piece's fields
+    gate: Verdict | None = None  # text and Markdown word it whole
 
 
 def _rules(verdict: Verdict) -> list[dict[str, Any]]:
@@ -40,10 +45,10 @@ def _rules(verdict: Verdict) -> list[dict[str, Any]]:
         rules.append(
             {
                 "outcome": r.outcome,
-                "word": _outcome_word(r),
+                "word": outcome_word(r),
                 "rule": r.rule,
                 "candidate": r.candidate,
-                "where": _where(r),
+                "where": rule_where(r),
                 "estimate": est,
                 "ci": ci,
                 "bound": bound,
@@ -56,7 +61,8 @@ def _rules(verdict: Verdict) -> list[dict[str, Any]]:
 
 class _Verdict(Section[VerdictView]):
     name = "verdict"
-    formats = frozenset(("html",))
+    block = True
+    formats = frozenset(("html", "text", "markdown"))
 
     def view(self, report: Report) -> VerdictView:
         v = report.verdict
@@ -64,17 +70,28 @@ class _Verdict(Section[VerdictView]):
             return VerdictView(None)
         shares = [f"{r.candidate}: {t}" for r in v.rules for t in rule_break_even_sentences(r)]
         return VerdictView(
-            {
+            gate=v,
+            verdict={
                 "decision": v.decision,
-                "headline": _headline(v),
-                "basis": _basis_note(v),
+                "headline": verdict_headline(v),
+                "basis": basis_note(v),
                 "policy": v.policy,
                 "metric": v.metric,
                 "by": v.by,
                 "rules": _rules(v),
                 "break_even": shares,
-            }
+            },
         )
+
+    def text(self, view: VerdictView) -> list[str] | None:
+        if view.gate is None:
+            return None
+        return render_verdict_text(view.gate).rstrip("\n").split("\n")
+
+    def markdown(self, view: VerdictView) -> list[str] | None:
+        if view.gate is None:
+            return None
+        return render_verdict_markdown(view.gate).rstrip("\n").split("\n")
 
     def html(self, view: VerdictView) -> str:
         return piece("sections/verdict.html.j2", verdict=view.verdict)
