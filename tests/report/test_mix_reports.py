@@ -66,7 +66,7 @@ def test_html_has_the_mix_table_the_sentence_and_the_sweep_plot(seed000):
 
 def test_the_sweep_curve_is_the_standardized_delta_at_each_share(seed000):
     pair = seed000.metrics[0].slicings[0].pairs[0]
-    panels = sweep_panels(pair, True, 0.95, arms=seed000.metrics[0].slicings[0].arms)
+    panels = sweep_panels(pair, True)
     assert [p.label for p in panels][:2] == ["short_factual", "long_context"]  # by relevance
     lc = panels[1]
     assert lc.why == ("nearest break-even", "largest weight x delta")
