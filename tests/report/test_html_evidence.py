@@ -13,7 +13,7 @@ from scipy.stats import t as t_dist
 
 from evaldelta import stats
 from evaldelta.comparison import compare
-from evaldelta.comparison.model import DeltaHistogram
+from evaldelta.comparison.model import DeltaHistogram, to_jsonable
 from evaldelta.gating import evaluate
 from evaldelta.gating.policy import parse_policy
 from evaldelta.report.html import render_html
@@ -156,6 +156,20 @@ def test_plan_rows_state_pairs_to_settle_and_to_detect(tmp_path: Path) -> None:
     row = next(r for r in gated if r[0] == "open")
     assert row[1] == "gate inconclusive" and row[4] == "gate -0.100"
     assert row[5] == f"{_t_settle(est, -0.1, sd):,}"
+
+    # the numbers are the Comparison's (against zero) and the Verdict's (against -margin),
+    # and the JSON carries them (issue 25: report/ only formats)
+    assert d.plan is not None and d.plan.bound == 0.0 and d.plan.test == "paired_t"
+    assert math.ceil(d.plan.pairs_to_settle) == _t_settle(est, 0.0, sd)
+    assert rule.plan is not None and rule.plan.bound == -0.1
+    assert math.ceil(rule.plan.pairs_to_settle) == _t_settle(est, -0.1, sd)
+    assert rule.plan.pairs_to_detect == d.plan.pairs_to_detect
+    clear = next(s for s in _pair(result).slices if s.slice == "clear")
+    assert clear.plan is None  # its interval excludes zero: nothing to settle
+    pair_json = to_jsonable(_pair(result))
+    open_json = next(s for s in pair_json["slices"] if s["slice"] == "open")
+    assert open_json["plan"]["pairs_to_detect"] == stats.required_pairs(abs(est), sd).n
+    assert to_jsonable(rule)["plan"]["bound"] == -0.1
 
 
 def _t_settle(est: float, bound: float, sd: float) -> int:
