@@ -165,7 +165,7 @@ def test_plan_rows_state_pairs_to_settle_and_to_detect(tmp_path: Path) -> None:
     assert math.ceil(rule.plan.pairs_to_settle) == _t_settle(est, -0.1, sd)
     assert rule.plan.pairs_to_detect == d.plan.pairs_to_detect
     clear = next(s for s in _pair(result).slices if s.slice == "clear")
-    assert clear.plan is None  # its interval excludes zero: nothing to settle
+    assert clear.plan is not None  # held for every paired slice; shown where zero is inside
     pair_json = to_jsonable(_pair(result))
     open_json = next(s for s in pair_json["slices"] if s["slice"] == "open")
     assert open_json["plan"]["pairs_to_detect"] == stats.required_pairs(abs(est), sd).n
@@ -242,8 +242,10 @@ def test_pairs_to_settle_exceeds_n_now_on_every_open_real_slice(name: str) -> No
     for metric in result.metrics:
         for slicing in metric.slicings:
             for pair in slicing.pairs:
-                for d in pair.slices:  # the Comparison holds each open slice's plan
-                    if d.plan is not None and math.isfinite(d.plan.pairs_to_settle):
+                for d in pair.slices:  # the Comparison holds each paired slice's plan
+                    ci = d.paired.ci if d.paired is not None else None
+                    open_ = ci is not None and ci.low <= 0 <= ci.high
+                    if open_ and d.plan is not None and math.isfinite(d.plan.pairs_to_settle):
                         assert math.ceil(d.plan.pairs_to_settle) > d.n_pairs, d
                         checked += 1
     assert checked > 0

@@ -3,9 +3,11 @@
 The reports print these numbers (the HTML plan rows and sweep panels) and the JSON carries
 them, so they are computed once, here, when the Comparison is built, not while rendering.
 
-A slice is open when its paired interval contains zero (:func:`open_plan`); the gate adds the
-slices its ``max_regression`` rule finds inconclusive, against its ``-margin``
-(:func:`slice_plan` with that bound, in :mod:`evaldelta.gating.rules.max_regression`).
+Every paired slice with an interval gets its plan against zero (the reports show it where
+the interval contains zero); the gate adds, for the slices its ``max_regression`` rule finds
+inconclusive, the pairs to settle against its ``-margin`` (:func:`slice_plan` with that bound
+and the slice's plan, in :mod:`evaldelta.gating.rules.max_regression`): only that figure
+depends on the gate, so the costly search for pairs to detect runs once, here.
 
 - **pairs to settle**: the paired n at which the slice's own interval would clear the bound
   ``b`` if the observed delta ``d`` and its spread held: the paired t interval with
@@ -35,7 +37,6 @@ from evaldelta.comparison.ordering import headline_standardized, ordered_slices,
 
 __all__ = [
     "SWEEP_PANELS",
-    "open_plan",
     "pairs_to_settle",
     "share_sweeps",
     "slice_plan",
@@ -149,14 +150,6 @@ def slice_plan(
     )
 
 
-def open_plan(d: SliceDelta, confidence: float) -> SlicePlan | None:
-    """The plan against zero of a paired slice whose interval contains zero, else None."""
-    res = d.paired
-    if res is None or not math.isfinite(res.ci.low) or not res.ci.low <= 0 <= res.ci.high:
-        return None
-    return slice_plan(d, confidence)
-
-
 WORST: SweepReason = "worst slice"
 NEAREST: SweepReason = "nearest break-even"
 LARGEST: SweepReason = "largest weight x delta"
@@ -238,7 +231,7 @@ def share_sweeps(
 
 
 def with_plans(pair: PairComparison, arms: Sequence[ArmSlice], confidence: float) -> PairComparison:
-    """The pair with each open slice's plan and the headline mix's share sweeps."""
-    slices = tuple(dataclasses.replace(d, plan=open_plan(d, confidence)) for d in pair.slices)
+    """The pair with each paired slice's plan against zero and the headline mix's sweeps."""
+    slices = tuple(dataclasses.replace(d, plan=slice_plan(d, confidence)) for d in pair.slices)
     pair = dataclasses.replace(pair, slices=slices)
     return dataclasses.replace(pair, share_sweeps=share_sweeps(pair, arms, confidence))

@@ -157,8 +157,8 @@ class SliceDelta:
     # beside the chosen one so a reader can see how much the method matters
     alternative_ci: ConfidenceInterval | None = None
     alternative_interval: Literal["wald", "newcombe"] | None = None
-    # a paired slice whose interval contains zero: what sample would settle it (the reports'
-    # plan rows; :mod:`evaldelta.comparison._settle`)
+    # a paired slice with an interval: what sample would settle it against zero (the
+    # reports' plan rows where the interval contains zero; :mod:`evaldelta.comparison._settle`)
     plan: SlicePlan | None = None
 
     @property

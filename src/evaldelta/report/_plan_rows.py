@@ -2,7 +2,7 @@
 
 A slice is open when its interval contains zero, or, when a gate policy ran, when the rule
 that bounds its delta (``max_regression``, found by ``Rule.margin_on``, never by name) is
-inconclusive. The numbers are the Comparison's and the Verdict's: each open slice's plan
+inconclusive. The numbers are the Comparison's and the Verdict's: each paired slice's plan
 against zero (``SliceDelta.plan``) and, for an inconclusive rule, its plan against the
 gate's ``-margin`` (``RuleResult.plan``), both computed in :mod:`evaldelta.comparison._settle`.
 This module only chooses which applies and formats it.
@@ -115,7 +115,7 @@ def plan_rows(
         gate = inconclusive.get(d.slice)
         if gate is not None and gate.plan is not None:
             rows.append(_row(d, "gate inconclusive", gate.plan, gate.bound is not None, binary))
-        elif d.plan is not None:
+        elif d.plan is not None and res.ci.low <= 0 <= res.ci.high:
             # a gate rule on it (if any) is settled; the open question is zero
             rows.append(_row(d, "interval contains zero", d.plan, False, binary))
     return rows

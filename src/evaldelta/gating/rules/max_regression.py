@@ -2,7 +2,9 @@
 
 An inconclusive result carries what sample would settle the slice against ``-margin``
 (:func:`evaldelta.comparison._settle.slice_plan`): the bound is the gate's, so the figure is
-computed here, once the outcome is final, and the reports only format it.
+computed here, once the outcome is final, and the reports only format it. The pairs to
+detect and the MDE do not depend on the bound: they are the slice's own plan's (a
+Comparison built without rows, ``gating/synthetic.py``, has none, and gets none here).
 """
 
 from __future__ import annotations
@@ -76,7 +78,7 @@ class MaxRegression(Rule):
         if result.outcome != INCONCLUSIVE or result.slice is None:
             return result
         delta = next((d for d in pair.slices if d.slice == result.slice), None)
-        if delta is None:
+        if delta is None or delta.plan is None:
             return result
         bound = result.bound if result.bound is not None else 0.0
         plan = slice_plan(delta, confidence, bound, known=delta.plan)
