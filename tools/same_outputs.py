@@ -268,6 +268,9 @@ def _contains(old: Any, new: Any, where: str = "$") -> list[str]:
 
 
 def _json_body(text: str) -> Any:
+    """(command line, exit code, JSON) of a captured run; a JSON file written as is has none."""
+    if text.lstrip().startswith(("{", "[")):
+        return "", "", json.loads(text)
     head, _, body = text.partition("\n")  # the command line
     code, _, body = body.partition("\n")
     return head, code, json.loads(body) if body.strip() else None

@@ -13,10 +13,9 @@ from scipy.stats import t as t_dist
 
 from evaldelta import stats
 from evaldelta.comparison import compare
-from evaldelta.comparison.model import DeltaHistogram
+from evaldelta.comparison.model import DeltaHistogram, to_jsonable
 from evaldelta.gating import evaluate
 from evaldelta.gating.policy import parse_policy
-from evaldelta.report._plan_rows import plan_rows
 from evaldelta.report.html import render_html
 from tests.rows import write_rows
 
@@ -158,6 +157,20 @@ def test_plan_rows_state_pairs_to_settle_and_to_detect(tmp_path: Path) -> None:
     assert row[1] == "gate inconclusive" and row[4] == "gate -0.100"
     assert row[5] == f"{_t_settle(est, -0.1, sd):,}"
 
+    # the numbers are the Comparison's (against zero) and the Verdict's (against -margin),
+    # and the JSON carries them (issue 25: report/ only formats)
+    assert d.plan is not None and d.plan.bound == 0.0 and d.plan.test == "paired_t"
+    assert math.ceil(d.plan.pairs_to_settle) == _t_settle(est, 0.0, sd)
+    assert rule.plan is not None and rule.plan.bound == -0.1
+    assert math.ceil(rule.plan.pairs_to_settle) == _t_settle(est, -0.1, sd)
+    assert rule.plan.pairs_to_detect == d.plan.pairs_to_detect
+    clear = next(s for s in _pair(result).slices if s.slice == "clear")
+    assert clear.plan is not None  # held for every paired slice; shown where zero is inside
+    pair_json = to_jsonable(_pair(result))
+    open_json = next(s for s in pair_json["slices"] if s["slice"] == "open")
+    assert open_json["plan"]["pairs_to_detect"] == stats.required_pairs(abs(est), sd).n
+    assert to_jsonable(rule)["plan"]["bound"] == -0.1
+
 
 def _t_settle(est: float, bound: float, sd: float) -> int:
     """Reference: the first n whose scipy t interval (n - 1 df) excludes the bound."""
@@ -227,18 +240,12 @@ def test_pairs_to_settle_exceeds_n_now_on_every_open_real_slice(name: str) -> No
     result = compare([next(folder.glob("*.csv"))])
     checked = 0
     for metric in result.metrics:
-        binary = metric.kind == "binary"
         for slicing in metric.slicings:
             for pair in slicing.pairs:
-                rows = plan_rows(
-                    pair.slices,
-                    binary=binary,
-                    single=binary and not metric.repeated,
-                    confidence=result.confidence,
-                    inconclusive={},
-                )
-                for row in rows:
-                    if row.n_settle != "n/a":
-                        assert int(row.n_settle.replace(",", "")) > int(row.n_now), row
+                for d in pair.slices:  # the Comparison holds each paired slice's plan
+                    ci = d.paired.ci if d.paired is not None else None
+                    open_ = ci is not None and ci.low <= 0 <= ci.high
+                    if open_ and d.plan is not None and math.isfinite(d.plan.pairs_to_settle):
+                        assert math.ceil(d.plan.pairs_to_settle) > d.n_pairs, d
                         checked += 1
     assert checked > 0

@@ -152,7 +152,7 @@ def test_gate_and_compare_policy_write_html(run_cli, tmp_path):
 
 def test_the_sweep_shows_the_relevant_slices_and_says_which(seed004):
     # the first four in list order left out extraction, the slice seed 004 is about
-    from evaldelta.report._mixes import sweep_choice
+    from evaldelta.comparison._settle import sweep_choice
 
     slicing = seed004.slicing()
     cascade = next(p for p in slicing.pairs if p.candidate == "cascade")
@@ -169,7 +169,7 @@ def test_the_sweep_shows_the_relevant_slices_and_says_which(seed004):
 
 
 def test_a_slice_near_its_break_even_is_drawn_and_named():
-    from evaldelta.report._mixes import sweep_choice
+    from evaldelta.comparison._settle import sweep_choice
 
     result = run_scenario(next(s for s in SCENARIOS if s.key == "000"))
     slicing = result.slicing()
@@ -197,7 +197,7 @@ def test_the_forest_axis_is_set_by_the_slices_with_evidence(tmp_path):
         "2 intervals run past it, cut at the edge and marked with an arrowhead: tiny1, tiny2"
         in (" ".join(html.unescape(page).split()))
     )
-    from evaldelta.report._facts import ordered_slices
+    from evaldelta.comparison.ordering import ordered_slices
     from evaldelta.report._html_views import forest_rows
 
     result = compare([path], baseline="a")

@@ -13,6 +13,7 @@ import re
 import pytest
 
 from evaldelta import stats
+from evaldelta.comparison.model import to_jsonable
 from evaldelta.demo.scenarios import SCENARIOS, run_demo, run_scenario
 from evaldelta.gating import evaluate
 from evaldelta.gating.policy import parse_policy
@@ -66,10 +67,14 @@ def test_html_has_the_mix_table_the_sentence_and_the_sweep_plot(seed000):
 
 def test_the_sweep_curve_is_the_standardized_delta_at_each_share(seed000):
     pair = seed000.slicing().pairs[0]
-    panels = sweep_panels(pair, True, 0.95, arms=seed000.slicing().arms)
+    panels = sweep_panels(pair, True)
     assert [p.label for p in panels][:2] == ["short_factual", "long_context"]  # by relevance
     lc = panels[1]
     assert lc.why == ("nearest break-even", "largest weight x delta")
+    # the sweeps are the Comparison's, and the JSON carries them (issue 25)
+    assert [s.slice for s in pair.share_sweeps] == [p.label for p in panels]
+    swept = to_jsonable(pair)["share_sweeps"][1]
+    assert swept["why"] == list(lc.why) and len(swept["curve"]) == len(lc.curve)
     assert lc.mix == "traffic" and lc.today == pytest.approx(0.05)
     traffic = next(s for s in pair.standardized if s.mix == "traffic")
     at_today = next(c for c in lc.curve if c[0] == lc.today)

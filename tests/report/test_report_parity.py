@@ -283,7 +283,7 @@ def _text_rows(text: str, names: set[str]) -> list[str]:
 def test_one_order_in_every_format_with_the_rule_stated(verified: Comparison) -> None:
     # issue 24.3: text and HTML sorted by the point estimate (SWE-bench Verified's 1-2 pair
     # slices at +0.0 on top), Markdown by the upper bound among slices with >= 10 pairs
-    from evaldelta.report._facts import ordered_slices
+    from evaldelta.comparison.ordering import ordered_slices
     from evaldelta.report.terminal import terminal_renderables
 
     slicing = verified.slicing()

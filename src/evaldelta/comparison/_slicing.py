@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from evaldelta import stats
 from evaldelta.comparison._notes import Notes
+from evaldelta.comparison._settle import with_plans
 from evaldelta.comparison._standardized import Standardizer, normalize
 from evaldelta.comparison.model import (
     ALL_CASES,
@@ -81,7 +82,10 @@ class SlicingBuilder:
         mixes = [(name, actual if w is None else w) for name, w in self.mixes]
         traffic_share = normalize(self.traffic) if self.traffic else None
         arms = tuple(self._arm_slice(a, traffic_share) for a in self.arm_stats)
-        pairs = tuple(self._pair(p, mixes, traffic_share) for p in self.evidence.pairs)
+        pairs = tuple(
+            with_plans(self._pair(p, mixes, traffic_share), arms, self.confidence)
+            for p in self.evidence.pairs
+        )
         return SlicingResult(by=self.by, slices=slices, arms=arms, pairs=pairs)
 
     # -- per arm --------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from evaldelta.comparison._leakage_model import (
     LeakageExample,
     RubricLeakage,
 )
+from evaldelta.comparison._planning_model import ShareSweep, SlicePlan, SweepPoint
 from evaldelta.evidence import SampleSideBySide
 from evaldelta.sources._pins import PinValue
 from evaldelta.sources._report import ImportIssue, ImportReport
@@ -55,9 +56,12 @@ __all__ = [
     "Pooled",
     "RepeatReduction",
     "RubricLeakage",
+    "ShareSweep",
     "SliceDelta",
+    "SlicePlan",
     "SlicingResult",
     "Standardized",
+    "SweepPoint",
     "ThreeArmCost",
     "ThreeArmSlice",
     "ThreeArmSummary",
@@ -153,6 +157,9 @@ class SliceDelta:
     # beside the chosen one so a reader can see how much the method matters
     alternative_ci: ConfidenceInterval | None = None
     alternative_interval: Literal["wald", "newcombe"] | None = None
+    # a paired slice with an interval: what sample would settle it against zero (the
+    # reports' plan rows where the interval contains zero; :mod:`evaldelta.comparison._settle`)
+    plan: SlicePlan | None = None
 
     @property
     def main(self) -> PairedResult | UnpairedResult | None:
@@ -309,6 +316,8 @@ class PairComparison:
     discordant: tuple[MovedCase, ...]
     cost: Cost | None = None
     critical: CriticalEvidence | None = None
+    # the headline mix's most relevant slices, each swept from 0 to 100% of the mix
+    share_sweeps: tuple[ShareSweep, ...] = ()
 
     def slice(self, name: str) -> SliceDelta:
         """The delta in slice ``name`` (:data:`ALL_CASES` is the overall row)."""

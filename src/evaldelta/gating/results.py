@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from evaldelta.comparison.model import SlicePlan
 from evaldelta.gating._mix_rules import RuleBreakEven
 from evaldelta.regression._file import Provenance
 from evaldelta.stats import ConfidenceInterval
@@ -89,6 +90,9 @@ class RuleResult:
     mix: str | None = None  # the standardized rule's mix
     # the standardized rule: per slice, the shares of the mix at which its outcome changes
     break_even: tuple[RuleBreakEven, ...] = ()
+    # an inconclusive max_regression rule: what sample would settle the slice against its
+    # bound (:meth:`evaldelta.gating.rules._base.Rule.settled`)
+    plan: SlicePlan | None = None
 
 
 @dataclass(frozen=True)

@@ -69,7 +69,7 @@ import math
 from collections.abc import Sequence
 
 from evaldelta import stats
-from evaldelta.comparison.model import Comparison, MetricResult, SlicingResult
+from evaldelta.comparison.model import Comparison, MetricResult, PairComparison, SlicingResult
 from evaldelta.errors import PolicyError, UsageError
 from evaldelta.gating.policy import Policy
 from evaldelta.gating.results import (
@@ -82,7 +82,7 @@ from evaldelta.gating.results import (
     Verdict,
     judge,
 )
-from evaldelta.gating.rules import RULES, PairGate
+from evaldelta.gating.rules import RULES, PairGate, rule_of
 from evaldelta.gating.rules.aggregate import aggregate_only
 
 __all__ = [
@@ -131,6 +131,7 @@ def evaluate(
     for pair in pairs:
         rules.extend(_pair_rules(PairGate(policy, result, slicing, pair, comparison.confidence)))
     rules, family = _adjust_fails(rules, policy.fail_adjust, 1.0 - comparison.confidence)
+    rules = _settled(rules, pairs, comparison.confidence)
     outcome: Outcome = (
         FAIL
         if any(r.outcome == FAIL for r in rules)
@@ -158,6 +159,18 @@ def evaluate(
         fail_adjust=policy.fail_adjust,
         family=family,
     )
+
+
+def _settled(
+    rules: list[RuleResult], pairs: Sequence[PairComparison], confidence: float
+) -> list[RuleResult]:
+    """Each result with what its final outcome adds (:meth:`Rule.settled`)."""
+    by_candidate = {p.candidate: p for p in pairs}
+    out = []
+    for r in rules:
+        rule, pair = rule_of(r.rule), by_candidate.get(r.candidate)
+        out.append(rule.settled(r, pair, confidence) if rule and pair else r)
+    return out
 
 
 def _pair_rules(gate: PairGate) -> list[RuleResult]:

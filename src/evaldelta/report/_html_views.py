@@ -23,7 +23,9 @@ from evaldelta.comparison.model import (
     PairComparison,
     SliceDelta,
 )
+from evaldelta.comparison.ordering import ordered_slices
 from evaldelta.gating import Verdict
+from evaldelta.gating.rules import rule_of
 from evaldelta.report._facts import (
     attempt_flag,
     attempt_sentence,
@@ -33,7 +35,6 @@ from evaldelta.report._facts import (
     metric_kind,
     one_slice,
     one_slice_sentence,
-    ordered_slices,
     rests_on,
     standardized_basis,
     standardized_rests_on,
@@ -127,7 +128,7 @@ class PairView:
     paired_available: bool
     slice_rows: list[SliceRow]
     overall: SliceRow
-    order_rule: str = ""  # the one order of every format's per-slice table (report._facts)
+    order_rule: str = ""  # the one order of every format's per-slice table (comparison.ordering)
     one_slice: str = ""  # said instead of a one-slice table beside its own total
     has_traffic: bool = False  # a traffic column only when traffic shares were given
     rate_table: list[tuple[str, str, str, str]] = field(default_factory=list)
@@ -222,17 +223,25 @@ def _slice_row(
 
 
 def margins_for(verdict: Verdict | None, metric: str, by: str, candidate: str) -> dict[str, float]:
-    """The gate's ``max_regression`` bound on each slice's delta for this pair, if any."""
+    """The gate's bound on each slice's delta for this pair (``max_regression``), if any.
+
+    The rule is found by what it bounds (``Rule.margin_on``), never by its name.
+    """
     if verdict is None or verdict.metric != metric or verdict.by != by:
         return {}
     return {
         r.slice: r.bound
         for r in verdict.rules
-        if r.rule == "max_regression"
+        if _on_slice(r.rule)
         and r.candidate == candidate
         and r.slice is not None
         and r.bound is not None
     }
+
+
+def _on_slice(kind: str) -> bool:
+    rule = rule_of(kind)
+    return rule is not None and rule.margin_on == "slice"
 
 
 def forest_rows(
@@ -484,8 +493,6 @@ def pair_view(
     view.plan = plan_rows(
         ordered,
         binary=binary,
-        single=single,
-        confidence=comparison.confidence,
         inconclusive=inconclusive_slices(verdict, metric.metric, by, pair.candidate),
     )
     if only is not None:  # the one slice is all cases: named as the table names it

@@ -5,25 +5,22 @@ shipping can move it. Every format shows one row per mix (the standardized delta
 interval, a verdict word and, with a gate policy, the standardized rule's outcome under that
 mix) and says in words how far a slice's share would have to move to change the answer
 (:func:`~evaldelta.report._facts.break_even_sentences`). HTML adds, per slice, the delta and
-its interval band as that slice's share sweeps from 0 to 100%, evaluated by
-:func:`evaldelta.stats.share_sweep` (the statistics, not this module, compute the curve).
-
-Which slices get a panel is chosen by relevance, and said (issue 24.9: the first four in
-list order left out seed 004's extraction, the slice its story is about): the worst slice
-(the first of the reports' one order), the slice nearest its break-even, then the largest
-weight x delta (the slices that move the standardized delta most).
+its interval band as that slice's share sweeps from 0 to 100%: the sweeps the Comparison
+holds (``PairComparison.share_sweeps``, computed and chosen by relevance in
+:mod:`evaldelta.comparison._settle`); this module scales them to display units and says
+which slices they are, and why. The gate's rules are found by what they bound
+(``Rule.margin_on``), never by name.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from evaldelta import stats
-from evaldelta.comparison.model import ArmSlice, PairComparison, Standardized
-from evaldelta.report._facts import ordered_slices, sign_flip
+from evaldelta.comparison._settle import NEAREST, WORST
+from evaldelta.comparison.model import PairComparison, Standardized
+from evaldelta.comparison.ordering import headline_standardized
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_pct
 
 if TYPE_CHECKING:
@@ -33,28 +30,18 @@ __all__ = [
     "MixRow",
     "SweepPanel",
     "gate_outcomes",
-    "headline_standardized",
     "mix_rows",
     "sweep_caption",
-    "sweep_choice",
     "sweep_panels",
     "sweep_shown",
     "verdict_word",
 ]
 
 Name = Callable[[str], str]
-SWEEP_POINTS = 101  # shares 0%, 1%, ..., 100%
-SWEEP_PANELS = 4  # slices drawn, nearest break-even first
 
 
 def _same(text: str) -> str:
     return text
-
-
-def headline_standardized(pair: PairComparison) -> Standardized:
-    """The mix a headline quotes: the traffic mix when there is one, else the chosen mix."""
-    traffic = [s for s in pair.standardized if s.mix == "traffic"]
-    return traffic[0] if traffic else pair.standardized[0]
 
 
 def verdict_word(std: Standardized, candidate: str, name: Name = _same) -> str:
@@ -81,13 +68,21 @@ class MixRow:
     gate: str  # the standardized rule's outcome under this mix ("" without a policy)
 
 
+def _on_mix(kind: str) -> bool:
+    """Whether results of this rule kind bound a mix's standardized delta."""
+    from evaldelta.gating.rules import rule_of  # the reports load the gate only with a verdict
+
+    rule = rule_of(kind)
+    return rule is not None and rule.margin_on == "mix"
+
+
 def gate_outcomes(verdict: Verdict | None, candidate: str) -> dict[str, str]:
     """The standardized rule's outcome per mix for ``candidate`` (empty without a rule)."""
     if verdict is None:
         return {}
     out = {}
     for r in verdict.rules:
-        if r.rule == "standardized_margin" and r.candidate == candidate and r.mix is not None:
+        if _on_mix(r.rule) and r.candidate == candidate and r.mix is not None:
             lean = f" (leaning {r.leaning})" if r.leaning else ""
             out[r.mix] = f"{r.outcome}{lean}"
     return out
@@ -135,98 +130,39 @@ class SweepPanel:
     why: tuple[str, ...] = ()  # why the slice was chosen: worst slice, nearest break-even, ...
 
 
-WORST = "worst slice"
-NEAREST = "nearest break-even"
-LARGEST = "largest weight x delta"
-NEXT = "next largest weight x delta"
-
-
-def sweep_choice(
-    pair: PairComparison, arms: Sequence[ArmSlice], limit: int = SWEEP_PANELS
-) -> list[tuple[stats.BreakEven, tuple[str, ...]]]:
-    """The slices to sweep, by relevance, each with why it was chosen (module docstring).
-
-    The worst slice (first of :func:`~evaldelta.report._facts.ordered_slices` among the
-    mix's slices), the one nearest its break-even (when any share flips the sign), then by
-    ``|w_k d_k|``, the slice's weight times its delta: its pull on the standardized delta.
-    """
-    std = headline_standardized(pair)
-    by_name = {b.slice: b for b in std.break_even}
-    if not by_name:
-        return []
-    weights = std.delta.weights
-    reasons: dict[str, list[str]] = {}
-    worst = next((d.slice for d in ordered_slices(pair, arms).slices if d.slice in by_name), None)
-    if worst is not None:
-        reasons.setdefault(worst, []).append(WORST)
-
-    def distance(b: stats.BreakEven) -> float:
-        flip = sign_flip(b)
-        return abs(flip - b.share) if flip is not None else math.inf
-
-    nearest = min(std.break_even, key=lambda b: (distance(b), b.slice))
-    if math.isfinite(distance(nearest)):
-        reasons.setdefault(nearest.slice, []).append(NEAREST)
-
-    def pull(name: str) -> float:
-        return abs(weights.get(name, 0.0) * std.slice_deltas.get(name, 0.0))
-
-    by_pull = sorted(by_name, key=lambda k: (-pull(k), k))
-    if by_pull and pull(by_pull[0]) > 0:
-        reasons.setdefault(by_pull[0], []).append(LARGEST)
-    chosen = list(reasons)[:limit]
-    chosen += [k for k in by_pull if k not in chosen][: max(0, limit - len(chosen))]
-    return [(by_name[k], tuple(reasons.get(k, [NEXT]))) for k in chosen]
-
-
 def sweep_panels(
-    pair: PairComparison,
-    binary: bool,
-    confidence: float,
-    verdict: Verdict | None = None,
-    limit: int = SWEEP_PANELS,
-    arms: Sequence[ArmSlice] = (),
+    pair: PairComparison, binary: bool, verdict: Verdict | None = None
 ) -> list[SweepPanel]:
-    """The headline mix's most relevant slices, swept (:func:`sweep_choice` chooses)."""
-    std = headline_standardized(pair)
-    est, ses = std.slice_deltas, std.slice_ses
-    if not std.break_even or not est:
-        return []
+    """The sweeps the Comparison holds for this pair, in display units, with the gate's margin."""
     scale = 100.0 if binary else 1.0
-    weights = {k: std.delta.weights[k] for k in est if k in std.delta.weights}
-    margin = None
-    if verdict is not None:
-        margin = next(
-            (
-                r.bound * scale
-                for r in verdict.rules
-                if r.rule == "standardized_margin"
-                and r.candidate == pair.candidate
-                and r.mix == std.mix
-                and r.bound is not None
-            ),
-            None,
-        )
-
-    shares = [i / (SWEEP_POINTS - 1) for i in range(SWEEP_POINTS)]
     out = []
-    for b, why in sweep_choice(pair, arms, limit):
-        flip = sign_flip(b)
-        points = sorted({*shares, b.share, *([flip] if flip is not None else [])})
-        curve = stats.share_sweep(
-            est, ses, weights, b.slice, points, confidence=confidence, df=std.mix_df
-        )
+    for sw in pair.share_sweeps:
+        margin = None
+        if verdict is not None:
+            margin = next(
+                (
+                    r.bound * scale
+                    for r in verdict.rules
+                    if _on_mix(r.rule)
+                    and r.candidate == pair.candidate
+                    and r.mix == sw.mix
+                    and r.bound is not None
+                ),
+                None,
+            )
         out.append(
             SweepPanel(
-                label=b.slice,
-                mix=std.mix,
-                today=b.share,
-                today_delta=b.delta * scale,
-                flip=flip,
-                sure=b.interval_flips,
-                curve=tuple((s, d * scale, lo * scale, hi * scale) for s, d, lo, hi in curve),
+                label=sw.slice,
+                mix=sw.mix,
+                today=sw.share,
+                today_delta=sw.delta * scale,
+                flip=sw.sign_flip,
+                sure=sw.interval_flips,
+                curve=tuple(
+                    (p.share, p.delta * scale, p.low * scale, p.high * scale) for p in sw.curve
+                ),
                 margin=margin,
-                why=why,
+                why=sw.why,
             )
         )
     return out

@@ -88,7 +88,7 @@ class ForestRow:
     traffic: float | None
     margin: float | None = None  # the gate's bound on the delta (e.g. -15), when a policy ran
     tone: str = "unclear"  # "worse" | "better" | "unclear": report._facts.direction's rule
-    evidence: bool = True  # enough pairs to set the axis (report._facts.MIN_RANKED_N)
+    evidence: bool = True  # enough pairs to set the axis (comparison.ordering.MIN_RANKED_N)
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 
@@ -175,6 +176,41 @@ def _critical_counts(
     return low, high
 
 
+@functools.lru_cache(maxsize=16)
+def _critical_table(alpha: float, alternative: str, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_critical_counts` for ``D = 0 .. size - 1``, kept (read-only) for reuse.
+
+    The region for ``D`` discordant pairs does not depend on ``n``, and each entry is
+    computed on its own (Boost's binomial, element by element), so a slice of a larger table
+    is the smaller one exactly. The search for n (:func:`_exact_n`) evaluates the power at
+    n, n + 1, ...: with the table kept, the costly quantiles are computed once, not per n.
+    """
+    low, high = _critical_counts(np.arange(size, dtype=float), alpha, alternative)
+    low.setflags(write=False)
+    high.setflags(write=False)
+    return low, high
+
+
+def _table_size(n: int) -> int:
+    return 1 << max(6, n.bit_length())  # a power of two above n
+
+
+@functools.lru_cache(maxsize=16)
+def _reject_table(q: float, alpha: float, alternative: str, size: int) -> np.ndarray:
+    """``P(reject | D)`` for ``D = 0 .. size - 1`` when ``b ~ Binomial(D, q)`` (read-only).
+
+    Like the regions (:func:`_critical_table`) it does not depend on ``n`` and is computed
+    element by element, so the search for n reuses it across n exactly.
+    """
+    d = np.arange(size, dtype=float)
+    low, high = _critical_table(alpha, alternative, size)
+    reject = np.where(low < 0, 0.0, binom_cdf(low, d, q)) + np.where(
+        high > d, 0.0, binom_sf(high - 1.0, d, q)
+    )
+    reject.setflags(write=False)
+    return reject
+
+
 def mcnemar_exact_power(
     n: int,
     p_only_candidate: float,
@@ -199,11 +235,7 @@ def mcnemar_exact_power(
     if n_pairs == 0 or psi == 0.0:
         return 0.0
     d = np.arange(n_pairs + 1, dtype=float)
-    low, high = _critical_counts(d, al, alt)
-    q = p10 / psi
-    reject = np.where(low < 0, 0.0, binom_cdf(low, d, q)) + np.where(
-        high > d, 0.0, binom_sf(high - 1.0, d, q)
-    )
+    reject = _reject_table(p10 / psi, al, alt, _table_size(n_pairs))[: n_pairs + 1]
     return float(np.sum(binom_pmf(d, n_pairs, psi) * reject))
 
 

@@ -10,7 +10,7 @@ here and one line in :data:`RULES` (or :func:`register`, for a rule defined else
 
 from __future__ import annotations
 
-from evaldelta.gating.rules._base import FigureStyle, PairGate, Rule, Shape
+from evaldelta.gating.rules._base import FigureStyle, MarginOn, PairGate, Rule, Shape
 from evaldelta.gating.rules.aggregate import CONTRAST
 from evaldelta.gating.rules.critical import Critical
 from evaldelta.gating.rules.max_cost_ratio import MaxCostRatio
@@ -19,7 +19,7 @@ from evaldelta.gating.rules.min_cases import MinCases
 from evaldelta.gating.rules.min_score import MinScore
 from evaldelta.gating.rules.standardized import StandardizedMargin
 
-__all__ = ["RULES", "FigureStyle", "PairGate", "Rule", "Shape", "register", "rule_of"]
+__all__ = ["RULES", "FigureStyle", "MarginOn", "PairGate", "Rule", "Shape", "register", "rule_of"]
 
 RULES: list[Rule] = [
     MinCases(),

@@ -34,7 +34,7 @@ from evaldelta.gating.results import (
 if TYPE_CHECKING:
     from evaldelta.gating.policy import Policy, PolicyReader
 
-__all__ = ["FigureStyle", "PairGate", "Rule", "Shape"]
+__all__ = ["FigureStyle", "MarginOn", "PairGate", "Rule", "Shape"]
 
 # where a rule's key sits in the policy: "slice" at the top level, in [defaults] and in
 # [slices.NAME] (one result per slice); "value" a top-level value and "table" a top-level
@@ -44,6 +44,9 @@ Shape = Literal["slice", "value", "table"]
 # points for a pass/fail metric), a level (a rate or mean against a bar), a count against a
 # floor, a ratio against a ceiling, a critical case's passed attempts, or plain numbers
 FigureStyle = Literal["delta", "level", "count", "ratio", "attempts", "plain"]
+# the delta a rule's bound is a margin on, which the reports draw beside it: a slice's delta
+# (the forest plot, the plan rows) or a mix's standardized delta (the mix table, the sweeps)
+MarginOn = Literal["slice", "mix"]
 
 
 class Rule:
@@ -55,6 +58,7 @@ class Rule:
     listed: ClassVar[int]  # where its key is listed in the policy's messages (gate.toml order)
     figures: ClassVar[FigureStyle] = "plain"
     interval: ClassVar[bool] = False  # its fail decisions join the family-wise adjustment
+    margin_on: ClassVar[MarginOn | None] = None
 
     @classmethod
     def mention(cls) -> str:
@@ -68,6 +72,10 @@ class Rule:
     def evaluate(self, gate: PairGate, setting: Any, slice_name: str | None) -> list[RuleResult]:
         """The rule's results on one pair (``slice_name`` for a slice rule, else None)."""
         raise NotImplementedError
+
+    def settled(self, result: RuleResult, pair: PairComparison, confidence: float) -> RuleResult:
+        """The result with what its final outcome adds (after the family-wise adjustment)."""
+        return result
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,21 @@
-"""``max_regression``: non-inferiority of the slice's delta, within a margin."""
+"""``max_regression``: non-inferiority of the slice's delta, within a margin.
+
+An inconclusive result carries what sample would settle the slice against ``-margin``
+(:func:`evaldelta.comparison._settle.slice_plan`): the bound is the gate's, so the figure is
+computed here, once the outcome is final, and the reports only format it. The pairs to
+detect and the MDE do not depend on the bound: they are the slice's own plan's (a
+Comparison built without rows, ``gating/synthetic.py``, has none, and gets none here).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from evaldelta.comparison._settle import slice_plan
+from evaldelta.comparison.model import PairComparison
 from evaldelta.gating.results import INCONCLUSIVE, RuleResult
-from evaldelta.gating.rules._base import FigureStyle, PairGate, Rule, Shape
+from evaldelta.gating.rules._base import FigureStyle, MarginOn, PairGate, Rule, Shape
 
 if TYPE_CHECKING:
     from evaldelta.gating.policy import PolicyReader
@@ -22,6 +32,7 @@ class MaxRegression(Rule):
     listed = 0
     figures: ClassVar[FigureStyle] = "delta"
     interval = True
+    margin_on: ClassVar[MarginOn | None] = "slice"
 
     def parse(self, reader: PolicyReader, value: object, keys: tuple[str, ...]) -> float:
         """The validated setting of the key (see the module docstring)."""
@@ -61,3 +72,14 @@ class MaxRegression(Rule):
                 **gate.judged(res, -margin, informative, what, "-margin"),
             )
         ]
+
+    def settled(self, result: RuleResult, pair: PairComparison, confidence: float) -> RuleResult:
+        """An inconclusive result, with the pairs that would settle its slice (module doc)."""
+        if result.outcome != INCONCLUSIVE or result.slice is None:
+            return result
+        delta = next((d for d in pair.slices if d.slice == result.slice), None)
+        if delta is None or delta.plan is None:
+            return result
+        bound = result.bound if result.bound is not None else 0.0
+        plan = slice_plan(delta, confidence, bound, known=delta.plan)
+        return dataclasses.replace(result, plan=plan)

@@ -13,7 +13,7 @@ from evaldelta.comparison.model import ALL_CASES, Standardized
 from evaldelta.errors import PolicyError
 from evaldelta.gating._mix_rules import rule_break_even, standardized_for
 from evaldelta.gating.results import RuleResult, judge
-from evaldelta.gating.rules._base import FigureStyle, PairGate, Rule, Shape
+from evaldelta.gating.rules._base import FigureStyle, MarginOn, PairGate, Rule, Shape
 
 if TYPE_CHECKING:
     from evaldelta.gating.policy import PolicyReader
@@ -40,6 +40,7 @@ class StandardizedMargin(Rule):
     listed = 3
     figures: ClassVar[FigureStyle] = "delta"
     interval = True
+    margin_on: ClassVar[MarginOn | None] = "mix"
 
     def parse(self, reader: PolicyReader, value: object, keys: tuple[str, ...]) -> StandardizedRule:
         """The validated setting of the key (see the module docstring)."""

@@ -2,7 +2,7 @@
 
 The answer is one or two sentences (higher = better): whether these cases tell the
 candidate from the baseline overall, and the worst slice, named in the tables' own order
-(``_facts.ordered_slices``). A warning follows when no pairing was possible.
+(``comparison.ordering.ordered_slices``). A warning follows when no pairing was possible.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from rich.console import RenderableType
 from rich.text import Text
 
 from evaldelta.comparison.model import ArmSlice, PairComparison
+from evaldelta.comparison.ordering import headline_standardized, ordered_slices
 from evaldelta.report._escape import md_code, md_text
-from evaldelta.report._facts import direction, metric_kind, ordered_slices, scale_phrase
+from evaldelta.report._facts import direction, metric_kind, scale_phrase
 from evaldelta.report._format import fmt_ci, fmt_delta, fmt_pct
-from evaldelta.report._mixes import headline_standardized
 from evaldelta.report.sections._base import PairSection
 from evaldelta.report.sections._html import piece
 from evaldelta.report.sections._lines import styled, term

@@ -65,8 +65,7 @@ class _Mixes(PairSection[MixesView]):
         if len(pair.slices) != 1:  # every mix gives the one slice all the weight
             rows = mix_rows(pair, ctx.binary, ctx.verdict)
             shares = [(s.mix, break_even_sentences(s, pair.candidate)) for s in pair.standardized]
-            confidence = ctx.comparison.confidence
-            sweep = sweep_panels(pair, ctx.binary, confidence, ctx.verdict, arms=ctx.arms)
+            sweep = sweep_panels(pair, ctx.binary, ctx.verdict)
             captions = [sweep_caption(p) for p in sweep]
             context |= {
                 "mixes": rows,

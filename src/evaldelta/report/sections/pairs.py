@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from evaldelta.report._facts import SliceOrder, one_slice, ordered_slices
+from evaldelta.comparison.ordering import SliceOrder, ordered_slices
+from evaldelta.report._facts import one_slice
 from evaldelta.report._format import fmt_pct
 from evaldelta.report.sections._base import Format, Report, Section
 

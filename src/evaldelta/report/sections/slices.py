@@ -1,6 +1,6 @@
 """Per-slice deltas, worst first, and all cases: the table every format leads with.
 
-One order for every format (``_facts.ordered_slices``), stated under the table; with one
+One order for every format (``ordering.ordered_slices``), stated under the table; with one
 slice, the all-cases row alone (a row for the slice would repeat it). Text: every slice;
 Markdown: the worst :data:`SHOWN`; HTML: every slice, beside the forest plot.
 """
@@ -14,8 +14,9 @@ from rich.console import RenderableType
 from rich.table import Table
 
 from evaldelta.comparison.model import ArmSlice, SliceDelta
+from evaldelta.comparison.ordering import MIN_RANKED_N
 from evaldelta.report._escape import md_text
-from evaldelta.report._facts import MIN_RANKED_N, direction, one_slice_sentence, rests_on
+from evaldelta.report._facts import direction, one_slice_sentence, rests_on
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct
 from evaldelta.report.sections._base import PairSection
 from evaldelta.report.sections._html import piece
