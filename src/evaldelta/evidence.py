@@ -25,6 +25,8 @@ __all__ = [
     "ALL",
     "OUTPUT_CHARS",
     "ArmSliceStats",
+    "ArrivedCase",
+    "CaseArrivals",
     "CriticalSelector",
     "CriticalStats",
     "DeltaBins",
@@ -341,6 +343,29 @@ class ThreeArmEvidence:
 
 
 @dataclass(frozen=True)
+class ArrivedCase:
+    """One arm's reduced value on one case, and when the case arrived (the order column).
+
+    ``order`` is the smallest value of the order column over the case's rows in the arm (a
+    number, or a timestamp in seconds): a case arrives with its first attempt.
+    """
+
+    case_id: str
+    slice: str
+    order: float
+    value: float
+
+
+@dataclass(frozen=True)
+class CaseArrivals:
+    """One metric and slicing column: each compared arm's scored cases in arrival order."""
+
+    metric: str
+    by: str
+    arms: Mapping[str, tuple[ArrivedCase, ...]]
+
+
+@dataclass(frozen=True)
 class Evidence:
     """Everything a comparison reads from the data, as plain values."""
 
@@ -365,6 +390,10 @@ class Evidence:
     # look like slicing columns, to name in the note that says so (engine/_lookalike.py)
     missing_by: tuple[str, ...] = ()
     slice_lookalikes: tuple[str, ...] = ()
+    # a sequential comparison (``--sequential``): the order column, and each metric's cases
+    # in the order they arrived (comparison/sequential.py reads the intervals off them)
+    order: str | None = None
+    arrivals: tuple[CaseArrivals, ...] = ()
 
     @property
     def baseline(self) -> str:

@@ -81,7 +81,7 @@ def build(evidence: Evidence, options: Options) -> Comparison:
         if evidence.three_arm is not None
         else None
     )
-    return Comparison(
+    built = Comparison(
         schema_version=SCHEMA_VERSION,
         evaldelta_version=__version__,
         inputs=evidence.inputs,
@@ -112,6 +112,11 @@ def build(evidence: Evidence, options: Options) -> Comparison:
         repeats=_repeats(evidence, options),
         samples=tuple(s for m in evidence.metrics for s in m.samples),
     )
+    if evidence.order is None:
+        return built
+    from evaldelta.comparison.sequential import anytime
+
+    return anytime(built, evidence.arrivals, evidence.order)
 
 
 def _repeats(evidence: Evidence, options: Options) -> RepeatReduction | None:

@@ -47,6 +47,7 @@ __all__ = [
     "ImportIssue",
     "ImportReport",
     "LeakageExample",
+    "Look",
     "MetricResult",
     "MovedCase",
     "NotInComparison",
@@ -56,6 +57,7 @@ __all__ = [
     "Pooled",
     "RepeatReduction",
     "RubricLeakage",
+    "Sequential",
     "ShareSweep",
     "SliceDelta",
     "SlicePlan",
@@ -498,6 +500,48 @@ class ThreeArmSummary:
 
 
 @dataclass(frozen=True)
+class Look:
+    """One look of a run that stops once the answer is decided (``run --until-decided``).
+
+    ``cases`` and ``calls`` are the totals after the look; ``outcome`` the gate's outcome on
+    the confidence sequences then; ``decided`` the slices whose every rule was decided by then
+    (they received no further case).
+    """
+
+    index: int
+    cases: int
+    calls: int
+    outcome: Literal["pass", "fail", "inconclusive"]
+    decided: tuple[str, ...] = ()
+    usd: float | None = None
+
+
+@dataclass(frozen=True)
+class Sequential:
+    """How a sequential comparison was read: valid at any stopping time (``--sequential``).
+
+    Every paired delta's and arm's interval is a confidence sequence over the cases in the
+    order of ``column`` (:func:`evaldelta.stats.anytime_paired`): it may be looked at after
+    every case and stopped on at any time, and its p-values (the gate's too) stay valid.
+    ``left_out`` names the fixed-sample figures a sequential comparison does not show (they
+    would be invalid after peeking). A run that stopped once decided fills ``looks``,
+    ``stopping`` (its rule), ``calls`` (spent) and ``fixed_calls`` (what the fixed design,
+    every case on every arm, would have made).
+    """
+
+    column: str
+    method: str
+    confidence: float
+    cases: int
+    left_out: tuple[str, ...] = ()
+    looks: tuple[Look, ...] = ()
+    stopping: str | None = None
+    calls: int | None = None
+    fixed_calls: int | None = None
+    stopped_because: str | None = None
+
+
+@dataclass(frozen=True)
 class Comparison:
     """The result artifact of ``evaldelta compare``.
 
@@ -541,6 +585,8 @@ class Comparison:
     repeats: RepeatReduction | None = None  # set when a reducer or a tool's reducer applies
     # every paired sample, right and wrong per arm (imported Inspect AI logs, pass/fail)
     samples: tuple[SampleSideBySide, ...] = field(default=())
+    # set when every interval is a confidence sequence in the order of a column (--sequential)
+    sequential: Sequential | None = None
 
     def slicing(self, metric: str | None = None, by: str | None = None) -> SlicingResult:
         """One metric's results under one slicing column (defaults: the first of each)."""

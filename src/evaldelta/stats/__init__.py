@@ -70,6 +70,16 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each loads on fir
         UnpairedResult,
     )
     from evaldelta.stats._sensitivity import break_even, delta_at_share, share_sweep
+    from evaldelta.stats._sequential import (
+        ANYTIME_METHOD,
+        AnytimeEstimate,
+        AnytimeResult,
+        SequentialResult,
+        anytime_mean,
+        anytime_paired,
+        betting_pvalue,
+        betting_sequence,
+    )
     from evaldelta.stats._settle import pairs_to_clear_paired_binary, pairs_to_clear_t
     from evaldelta.stats._standardize import fixed_mix, simpson_check, standardize
     from evaldelta.stats._thresholds import (
@@ -84,6 +94,14 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each loads on fir
     )
 
 _WHERE = {
+    "ANYTIME_METHOD": "evaldelta.stats._sequential",
+    "AnytimeEstimate": "evaldelta.stats._sequential",
+    "AnytimeResult": "evaldelta.stats._sequential",
+    "SequentialResult": "evaldelta.stats._sequential",
+    "anytime_mean": "evaldelta.stats._sequential",
+    "anytime_paired": "evaldelta.stats._sequential",
+    "betting_pvalue": "evaldelta.stats._sequential",
+    "betting_sequence": "evaldelta.stats._sequential",
     "Asymmetry": "evaldelta.stats._leakage",
     "LeakageRule": "evaldelta.stats._leakage",
     "criterion_asymmetry": "evaldelta.stats._leakage",
@@ -160,6 +178,7 @@ _WHERE = {
 __getattr__, __dir__ = lazy_names(__name__, _WHERE, globals())
 
 __all__ = [
+    "ANYTIME_METHOD",
     "MIN_CLUSTERS",
     "MIN_DISCORDANT",
     "MIN_INFORMATIVE",
@@ -168,6 +187,8 @@ __all__ = [
     "MIN_REPEAT_CASES",
     "POISSON_EDGE",
     "WALD_MIN_PAIRS",
+    "AnytimeEstimate",
+    "AnytimeResult",
     "Asymmetry",
     "BreakEven",
     "ConfidenceInterval",
@@ -180,6 +201,7 @@ __all__ = [
     "PowerResult",
     "Reducer",
     "ReliabilityWarning",
+    "SequentialResult",
     "SimpsonResult",
     "Standardization",
     "StandardizedRate",
@@ -187,6 +209,10 @@ __all__ = [
     "TestResult",
     "UnpairedResult",
     "adjusted_linear_proportions",
+    "anytime_mean",
+    "anytime_paired",
+    "betting_pvalue",
+    "betting_sequence",
     "bonett_price_paired",
     "break_even",
     "clustered_mean",

@@ -51,6 +51,8 @@ def interval_at(result: Any, confidence: float) -> ConfidenceInterval:
     error.
     """
     conf = check_confidence(confidence)
+    if hasattr(result, "fail_pvalue"):  # a confidence sequence recomputes itself
+        return result.ci_at(conf)  # type: ignore[no-any-return]
     if isinstance(result, PairedResult):
         if result.a is not None and result.b is not None and result.c is not None:
             from evaldelta.stats._paired import _newcombe_paired
@@ -135,6 +137,9 @@ def fail_pvalue(result: Any, bound: float) -> float:
         return NAN
     if estimate >= bound:
         return 1.0
+    anytime = getattr(result, "fail_pvalue", None)
+    if anytime is not None:  # a confidence sequence's own anytime-valid p-value
+        return float(anytime(bound))
     closed = _symmetric_pvalue(result, estimate, bound)
     if closed is not None:
         return closed

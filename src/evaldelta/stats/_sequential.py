@@ -1,0 +1,302 @@
+"""Anytime-valid inference for a bounded mean: a confidence sequence and its p-value.
+
+Method: the hedged betting confidence sequence of Waudby-Smith and Ramdas (2024),
+"Estimating means of bounded random variables by betting", JRSS-B 86(1), section 4
+(hedged capital, eq. 26, with the predictable plug-in bets of eq. 24-25 and the
+truncation of Remark 3). For observations in [0, 1] and a candidate mean ``m``, two
+gamblers bet that the mean is above and below ``m``:
+
+    K+_t(m) = prod_{i<=t} (1 + l+_i(m) (x_i - m)),   K-_t(m) = prod (1 - l-_i(m) (x_i - m))
+
+with predictable bets ``l_i = sqrt(2 log(2/alpha) / (s2_{i-1} i log(1 + i)))`` truncated
+to ``c / m`` (up) or ``c / (1 - m)`` (down), ``c = 1/2``; ``s2`` and the running mean start
+from 1/4 and 1/2. Under the true mean each is a nonnegative martingale, so by Ville's
+inequality the hedged capital ``max(K+/2, K-/2)`` reaches ``1/alpha`` with probability at
+most ``alpha`` ever: the set of ``m`` it has not reached is a (1 - alpha) confidence
+sequence, valid at every look and at any data-dependent stopping time. Its running
+intersection is too. One gambler alone gives the one-sided anytime p-value
+``1 / max_{s<=t} K+_s(m0)`` for the null "mean <= m0" (and ``K-`` for "mean >= m0").
+
+Paired deltas on a declared scale ``[lo, hi]`` lie in ``[lo - hi, hi - lo]`` and are mapped
+to [0, 1] first. Each function evaluates the capital on a grid of candidate means (the
+paper's approach; the set is an interval, Proposition 4, so its ends are read off the grid
+and are conservative to one grid step).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from evaldelta.stats._results import ConfidenceInterval, Estimate, PairedResult
+from evaldelta.stats._validate import check_confidence
+
+__all__ = [
+    "ANYTIME_METHOD",
+    "AnytimeEstimate",
+    "AnytimeResult",
+    "SequentialResult",
+    "anytime_mean",
+    "anytime_paired",
+    "betting_pvalue",
+    "betting_sequence",
+]
+
+ANYTIME_METHOD = "anytime-valid betting confidence sequence (Waudby-Smith and Ramdas 2024)"
+
+_GRID = 2001  # candidate means: ends conservative to 1/2000 of the range
+_C = 0.5  # truncation of the bets (Remark 3)
+
+
+@dataclass(frozen=True)
+class SequentialResult:
+    """A confidence sequence read at each look: the running-intersection interval.
+
+    ``looks`` are the numbers of observations at which the sequence was read; ``intervals``
+    the interval there (on the data's own scale), each inside the one before.
+    """
+
+    looks: tuple[int, ...]
+    intervals: tuple[ConfidenceInterval, ...]
+    confidence: float
+    method: str = ANYTIME_METHOD
+
+    @property
+    def last(self) -> ConfidenceInterval:
+        """The interval after the last observation."""
+        return self.intervals[-1]
+
+
+def _unit(x: Sequence[float], lo: float, hi: float) -> np.ndarray:
+    values = np.asarray(x, dtype=float)
+    if not hi > lo:
+        raise ValueError(f"the range must have hi > lo, not [{lo}, {hi}]")
+    if values.size and (np.any(~np.isfinite(values)) or values.min() < lo or values.max() > hi):
+        raise ValueError(f"every observation must lie in [{lo}, {hi}]")
+    return (values - lo) / (hi - lo)
+
+
+def _bets(y: np.ndarray, alpha: float) -> np.ndarray:
+    """The predictable plug-in bet before each observation (uses only the ones before)."""
+    n = y.size
+    t = np.arange(1, n + 1, dtype=float)
+    # sigma2_{i-1}: (1/4 + sum_{j<i} (y_j - mu_j)^2) / i, with mu_j the mean after j
+    after = (0.5 + np.cumsum(y)) / (t + 1)
+    sq = np.concatenate(([0.0], np.cumsum((y - after) ** 2)[:-1]))
+    var = (0.25 + sq) / t
+    return np.asarray(np.sqrt(2.0 * math.log(2.0 / alpha) / (var * t * np.log1p(t))))
+
+
+def _log_capital(y: np.ndarray, grid: np.ndarray, alpha: float, up: bool) -> np.ndarray:
+    """Log K+_t(m) (``up``) or log K-_t(m) for every t (rows) and grid mean m (columns)."""
+    bets = _bets(y, alpha)[:, None]
+    cap = _C / grid if up else _C / (1.0 - grid)
+    lam = np.minimum(bets, cap[None, :])
+    step = (y[:, None] - grid[None, :]) * (lam if up else -lam)
+    return np.asarray(np.cumsum(np.log1p(step), axis=0))
+
+
+def betting_sequence(
+    x: Sequence[float],
+    lo: float,
+    hi: float,
+    confidence: float = 0.95,
+    looks: Sequence[int] | None = None,
+) -> SequentialResult:
+    """The (running-intersection) confidence sequence for the mean of ``x`` in ``[lo, hi]``.
+
+    ``x`` in the order observed; ``looks`` the counts at which to read it (default: after
+    every observation). Read it as often as you like: the coverage holds at every look at
+    once. Raises ValueError on an observation outside ``[lo, hi]``.
+    """
+    conf = check_confidence(confidence)
+    alpha = 1.0 - conf
+    y = _unit(x, lo, hi)
+    at = list(looks) if looks is not None else list(range(1, y.size + 1))
+    if any(not 1 <= k <= y.size for k in at) or at != sorted(at):
+        raise ValueError("looks must be increasing counts between 1 and the observations")
+    grid = np.linspace(0.0, 1.0, _GRID)[1:-1]  # the bets' caps are finite inside (0, 1)
+    bound = math.log(1.0 / alpha)
+    hedged = np.maximum(
+        _log_capital(y, grid, alpha, up=True), _log_capital(y, grid, alpha, up=False)
+    ) + math.log(0.5)
+    inside = np.logical_and.accumulate(hedged < bound, axis=0)  # running intersection
+    step = grid[1] - grid[0]
+    out = []
+    for k in at:
+        row = inside[k - 1]
+        if not row.any():  # empty only with probability alpha: report the last grid point
+            idx = int(np.argmin(hedged[k - 1]))
+            low = high = float(grid[idx])
+        else:
+            low = float(grid[row.argmax()]) - step
+            high = float(grid[len(row) - 1 - row[::-1].argmax()]) + step
+        out.append(
+            ConfidenceInterval(
+                float(max(low, 0.0) * (hi - lo) + lo), float(min(high, 1.0) * (hi - lo) + lo)
+            )
+        )
+    return SequentialResult(tuple(at), tuple(out), conf)
+
+
+def betting_pvalue(
+    x: Sequence[float], lo: float, hi: float, null: float, *, greater: bool, alpha: float = 0.05
+) -> float:
+    """Anytime-valid p-value against "the mean is <= ``null``" (``greater``) or ">= ``null``".
+
+    ``1 / max_{s<=t} K_s(null)`` of the one gambler who bets against the null (its bets
+    tuned for level ``alpha``): under the null it falls to ``alpha`` or below at any time
+    with probability at most ``alpha``, so it can be read after every batch and combined
+    across hypotheses (Holm) at whatever time the looking stops.
+    """
+    y = _unit(x, lo, hi)
+    m = (null - lo) / (hi - lo)
+    if not 0.0 < m < 1.0:  # a null at the edge of the range cannot be bet against
+        return 1.0
+    if y.size == 0:
+        return 1.0
+    capital = _log_capital(y, np.array([m]), alpha, up=greater)[:, 0]
+    return float(min(1.0, math.exp(-max(0.0, float(np.max(capital))))))
+
+
+def _two_sided(y: tuple[float, ...], lo: float, hi: float, null: float, alpha: float) -> float:
+    """Anytime-valid two-sided p-value against ``mean == null``: twice the smaller one-sided."""
+    below = betting_pvalue(y, lo, hi, null, greater=False, alpha=alpha)
+    above = betting_pvalue(y, lo, hi, null, greater=True, alpha=alpha)
+    return min(1.0, 2.0 * min(below, above))
+
+
+@dataclass(frozen=True)
+class AnytimeResult(PairedResult):
+    """A paired delta whose interval is a confidence sequence: valid at any stopping time.
+
+    ``values`` are the per-case deltas in the order they arrived and ``[low_end, high_end]``
+    the range they can take (``[lo - hi, hi - lo]`` on a scale ``[lo, hi]``); ``ci`` is the
+    running-intersection interval after the last case, ``pvalue`` the anytime-valid
+    two-sided p-value against zero, ``se`` is nan (a confidence sequence has none).
+    """
+
+    values: tuple[float, ...] = ()
+    low_end: float = -1.0
+    high_end: float = 1.0
+
+    def ci_at(self, confidence: float) -> ConfidenceInterval:
+        """The confidence sequence at another level, read after the last case."""
+        if not self.values:
+            return ConfidenceInterval(math.nan, math.nan)
+        return betting_sequence(self.values, self.low_end, self.high_end, confidence).last
+
+    def fail_pvalue(self, bound: float) -> float:
+        """Anytime-valid p-value for "the true delta lies below ``bound``" (betting_pvalue)."""
+        if not self.values:
+            return math.nan
+        return betting_pvalue(
+            self.values,
+            self.low_end,
+            self.high_end,
+            bound,
+            greater=False,
+            alpha=1.0 - self.confidence,
+        )
+
+
+@dataclass(frozen=True)
+class AnytimeEstimate(Estimate):
+    """An arm's rate or mean whose interval is a confidence sequence (as AnytimeResult's)."""
+
+    values: tuple[float, ...] = ()
+    low_end: float = 0.0
+    high_end: float = 1.0
+    confidence: float = 0.95
+
+    def ci_at(self, confidence: float) -> ConfidenceInterval:
+        """The confidence sequence at another level, read after the last case."""
+        if not self.values:
+            return ConfidenceInterval(math.nan, math.nan)
+        return betting_sequence(self.values, self.low_end, self.high_end, confidence).last
+
+    def fail_pvalue(self, bound: float) -> float:
+        """Anytime-valid p-value for "the true mean lies below ``bound``"."""
+        if not self.values:
+            return math.nan
+        return betting_pvalue(
+            self.values,
+            self.low_end,
+            self.high_end,
+            bound,
+            greater=False,
+            alpha=1.0 - self.confidence,
+        )
+
+
+def anytime_paired(
+    deltas: Sequence[float], low_end: float, high_end: float, confidence: float = 0.95
+) -> AnytimeResult:
+    """The paired delta of per-case ``deltas`` (in arrival order) with its confidence sequence.
+
+    ``[low_end, high_end]`` is the range a delta can take, fixed before the data (on a
+    score scale ``[lo, hi]``: ``[lo - hi, hi - lo]``). Raises ValueError on a delta outside.
+    """
+    conf = check_confidence(confidence)
+    values = tuple(float(d) for d in deltas)
+    n = len(values)
+    if n == 0:
+        nan_ci = ConfidenceInterval(math.nan, math.nan)
+        return AnytimeResult(
+            math.nan,
+            math.nan,
+            nan_ci,
+            math.nan,
+            0,
+            0,
+            ANYTIME_METHOD,
+            conf,
+            values=(),
+            low_end=low_end,
+            high_end=high_end,
+        )
+    ci = betting_sequence(values, low_end, high_end, conf).last
+    p = _two_sided(values, low_end, high_end, 0.0, 1.0 - conf)
+    informative = sum(1 for d in values if d != 0.0)
+    return AnytimeResult(
+        float(np.mean(values)),
+        math.nan,
+        ci,
+        p,
+        n,
+        informative,
+        ANYTIME_METHOD,
+        conf,
+        values=values,
+        low_end=low_end,
+        high_end=high_end,
+    )
+
+
+def anytime_mean(
+    values: Sequence[float], low_end: float, high_end: float, confidence: float = 0.95
+) -> AnytimeEstimate:
+    """An arm's mean of case values (in arrival order) on ``[low_end, high_end]``, anytime-valid."""
+    conf = check_confidence(confidence)
+    vals = tuple(float(v) for v in values)
+    if not vals:
+        nan_ci = ConfidenceInterval(math.nan, math.nan)
+        return AnytimeEstimate(
+            math.nan, math.nan, nan_ci, 0, ANYTIME_METHOD, None, (), low_end, high_end, conf
+        )
+    ci = betting_sequence(vals, low_end, high_end, conf).last
+    return AnytimeEstimate(
+        float(np.mean(vals)),
+        math.nan,
+        ci,
+        len(vals),
+        ANYTIME_METHOD,
+        None,
+        vals,
+        low_end,
+        high_end,
+        conf,
+    )
