@@ -87,6 +87,7 @@ class PairGate:
     slicing: SlicingResult
     pair: PairComparison
     confidence: float = 0.95  # the comparison's, for the standardized rule's break-even
+    sequential: bool = False  # the comparison's intervals are confidence sequences
 
     def delta(self, slice_name: str) -> SliceDelta | None:
         """The pair's delta on one slice."""
