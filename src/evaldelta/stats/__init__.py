@@ -58,6 +58,11 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each loads on fir
         ppi_paired,
         ppi_paired_from_moments,
     )
+    from evaldelta.stats._ppi_plan import (
+        LabelsNeeded,
+        ppi_labels_needed,
+        ppi_labels_needed_from_pilot,
+    )
     from evaldelta.stats._proportions import (
         newcombe_unpaired,
         proportion,
@@ -120,6 +125,9 @@ _WHERE = {
     "ppi_moments": "evaldelta.stats._ppi",
     "ppi_paired": "evaldelta.stats._ppi",
     "ppi_paired_from_moments": "evaldelta.stats._ppi",
+    "LabelsNeeded": "evaldelta.stats._ppi_plan",
+    "ppi_labels_needed": "evaldelta.stats._ppi_plan",
+    "ppi_labels_needed_from_pilot": "evaldelta.stats._ppi_plan",
     "ANYTIME_METHOD": "evaldelta.stats._sequential",
     "AnytimeEstimate": "evaldelta.stats._sequential",
     "AnytimeResult": "evaldelta.stats._sequential",
@@ -224,6 +232,7 @@ __all__ = [
     "FrozenDict",
     "JudgeBias",
     "JudgeConfusion",
+    "LabelsNeeded",
     "LeakageRule",
     "PPIMean",
     "PPIMoments",
@@ -272,6 +281,8 @@ __all__ = [
     "pairs_to_clear_paired_binary",
     "pairs_to_clear_t",
     "parse_reducer",
+    "ppi_labels_needed",
+    "ppi_labels_needed_from_pilot",
     "ppi_mean",
     "ppi_mean_from_moments",
     "ppi_moments",
