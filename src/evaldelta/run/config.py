@@ -43,7 +43,7 @@ TOP_KEYS = ("cases", "repeats", "store", "max_cost", "prices", "seed", "pins", "
 PROVIDER_KEYS = ("kind", "base_url", "api_key_env", "timeout", "max_concurrency",
                  "requests_per_minute", "tokens_per_minute", "max_retries", "max_retry_after",
                  "retry_budget_seconds")  # fmt: skip
-LOCAL_KEYS = ("n_ctx", "n_threads", "repack")  # the local provider's own (LocalProvider)
+LOCAL_KEYS = ("n_ctx", "n_threads", "n_batch", "repack")  # the local provider's own (LocalProvider)
 MAX_SECONDS = 1e7  # about 116 days: any longer wait is a typo (and overflows socket timeouts)
 MAX_CONCURRENCY = 10_000
 MAX_RETRIES = 1_000
@@ -295,7 +295,7 @@ def _provider(r: _Reader, name: str, value: object) -> ProviderConfig:
         if key in table:
             out[key] = r.integer(table.pop(key), [*keys, key], low=low, high=high)
     if kind == "local":  # LocalProvider's own keyword arguments, checked like the rest
-        for key, low in (("n_ctx", 16), ("n_threads", 1)):
+        for key, low in (("n_ctx", 16), ("n_threads", 1), ("n_batch", 1)):
             if key in table:
                 table[key] = r.integer(table[key], [*keys, key], low=low)
         if "repack" in table and not isinstance(table["repack"], bool):
