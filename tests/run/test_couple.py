@@ -151,3 +151,21 @@ def test_config_key_and_its_errors() -> None:
     assert parse_config(base).couple is False
     with pytest.raises(ConfigError, match=r"couple.*true or false"):
         parse_config('couple = "yes"\n' + base)
+
+
+def test_compare_reads_coupled_pins_and_reports_the_coupling(
+    make: Callable[[str], Path], fake: FakeLLM, run_cli: Callable[..., Any]
+) -> None:
+    config = make(OPENAI_ARMS)
+    summary = run(config, repeats=2, couple=True, score_regex=r"q[0-2] ")
+    store = str(config.parent / "runs.duckdb")
+    result = run_cli("compare", "--store", store, "--baseline", "incumbent", "--format", "json")
+    assert result.code == 0, result.err
+    report = json.loads(result.out)
+    assert report["pins"]["candidate"]["couple"] is True
+    assert not any(d["key"].startswith("couple") for d in report["pin_differences"])
+    coupling = report["metrics"][0]["slicings"][0]["pairs"][0]["coupling"]
+    assert coupling["coupled"] is True and coupling["run_seed"] == 0
+    assert coupling["overall"]["n"] == 6
+    text = run_cli("compare", "--store", store, "--run", summary.run_id, "--baseline", "incumbent")
+    assert "Arms coupled by seed" in text.out
