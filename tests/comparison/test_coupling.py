@@ -140,6 +140,9 @@ def test_coupled_only_when_both_arms_pins_say_so() -> None:
     c = partly.pair("v2").coupling
     assert c is not None and (c.requested, c.coupled, c.not_coupled) == (True, False, ("v2",))
     assert partly.pin_differences == ()  # coupling is no confound: it moves no arm's outcomes
+    other = {"v1": COUPLED["v1"], "v2": {**COUPLED["v2"], "couple_run_seed": 8}}
+    apart = build(evidence(values, other), Options()).pair("v2").coupling
+    assert apart is not None and (apart.coupled, apart.run_seed) == (False, None)
     plain = build(evidence(values, {}), Options()).pair("v2").coupling
     assert plain is not None and (plain.requested, plain.coupled, plain.run_seed) == (
         False,

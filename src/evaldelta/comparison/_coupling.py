@@ -51,7 +51,8 @@ class Coupling:
     """One pair's coupling: whether its arms were coupled by seed, and the figures.
 
     ``requested``: some arm of the pair was run with ``--couple``; ``coupled``: both arms
-    sent the same seeds (each arm's pins say ``couple = true``); ``run_seed``: the run seed
+    sent the same seeds (each arm's pins say ``couple = true``, with one run seed, so arms
+    of two coupled runs count when the runs share their seed); ``run_seed``: the run seed
     the per-(case, repeat) seeds derive from; ``not_coupled``: arms of the pair that were
     asked to couple and took no seed. ``overall`` is every shared case, ``slices`` each slice.
     """
@@ -96,11 +97,12 @@ def pair_coupling(
     base, cand = slices[-1].baseline, slices[-1].candidate
     flags = {arm: pins.get(arm, {}).get("couple") for arm in (base, cand)}
     seeds = {pins.get(arm, {}).get("couple_run_seed") for arm in (base, cand)}
-    seed = seeds.pop() if len(seeds) == 1 else None
+    seed = next(iter(seeds)) if len(seeds) == 1 else None
     overall = next(p for p in slices if p.slice == ALL)
     return Coupling(
         requested=any(v is not None for v in flags.values()),
-        coupled=all(v is True for v in flags.values()),
+        # two coupled runs with different run seeds sent different seeds: not coupled
+        coupled=all(v is True for v in flags.values()) and len(seeds) == 1,
         run_seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
         not_coupled=tuple(arm for arm, v in flags.items() if v is False),
         overall=slice_coupling(overall, overall_name),

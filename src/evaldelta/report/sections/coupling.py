@@ -76,11 +76,16 @@ def sentences(ctx: PairContext, name: Callable[[str], str] = str) -> Sentences:
     if coupling.coupled:
         headline = f"Arms coupled by seed{seed}: {figures}."
     else:
-        arms = " and ".join(name(a) for a in coupling.not_coupled) or "one arm"
+        arms = " and ".join(name(a) for a in coupling.not_coupled)
+        why = (
+            f"{arms} took no seed (its provider has none)"
+            if arms
+            else "the arms come from runs with different run seeds"
+        )
         headline = f"Arms paired by case, not coupled: {figures}."
         flag = (
-            f"--couple was asked{seed}, but {arms} took no seed (its provider has none), so "
-            "the draws were not coupled: the figures measure the pairing by case alone"
+            f"--couple was asked{seed}, but {why}, so the draws were not coupled: the "
+            "figures measure the pairing by case alone"
         )
     slices = None
     if len(coupling.slices) > 1:
