@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
+    from evaldelta.run.config import RunConfig
     from evaldelta.run.progress import RunSummary
 
 __all__ = ["EXIT_ERRORS", "register"]
@@ -57,6 +58,14 @@ def run_cmd(
         ),
     ] = None,
     progress: Annotated[bool, typer.Option(help="Progress bar on a terminal.")] = True,
+    couple: Annotated[
+        bool,
+        typer.Option(
+            "--couple",
+            help="Send every arm the same seed per (case, repeat) (openai and local "
+            "providers), so the arms' sampling shares its randomness.",
+        ),
+    ] = False,
 ) -> None:
     """Run arms over cases (x repeats), recording every attempt in the run store; resumable."""
     import asyncio
@@ -77,10 +86,12 @@ def run_cmd(
         max_cost=max_cost,
         score_regex=score_regex,
         checks=checks,
+        couple=couple or None,
     )
     if cfg.cases is None:
         raise UsageError('give a CASES file, or cases = "..." in the run config')
     case_set = load_cases(cfg.cases)
+    _coupling_warning(cfg)
     with progress_bar(progress) as update:
         summary = asyncio.run(execute(cfg, case_set, on_progress=update))
     _summary_lines(summary)
@@ -91,6 +102,18 @@ def run_cmd(
     )
     if summary.progress.errors or summary.status == "stopped: repeated error":
         raise typer.Exit(EXIT_ERRORS)
+
+
+def _coupling_warning(cfg: RunConfig) -> None:
+    """Say once, before any call, which arms --couple cannot couple (not again as a warning)."""
+    import warnings
+
+    from evaldelta.run.coupling import CouplingWarning, warn_uncoupled
+
+    warnings.filterwarnings("ignore", category=CouplingWarning)
+    said = warn_uncoupled(cfg)
+    if said is not None:
+        typer.echo(f"evaldelta: warning: {said}", err=True)
 
 
 def _summary_lines(summary: RunSummary) -> None:

@@ -151,6 +151,7 @@ def _metric(
                 notes=notes,
                 critical=m.critical,
                 critical_selector=evidence.critical_selector,
+                pins=evidence.pins,
             ).build()
         )
     repeated = any(ev.repeated for ev in m.slicings)

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
+from evaldelta.comparison._coupling import Coupling, SliceCoupling
 from evaldelta.comparison._leakage_model import (
     STYLE_FLAG,
     CriterionLeakage,
@@ -41,6 +42,7 @@ __all__ = [
     "CaseRef",
     "Comparison",
     "Cost",
+    "Coupling",
     "CriterionLeakage",
     "CriticalCase",
     "CriticalEvidence",
@@ -60,6 +62,7 @@ __all__ = [
     "RubricLeakage",
     "Sequential",
     "ShareSweep",
+    "SliceCoupling",
     "SliceDelta",
     "SlicePlan",
     "SlicingResult",
@@ -321,6 +324,8 @@ class PairComparison:
     critical: CriticalEvidence | None = None
     # the headline mix's most relevant slices, each swept from 0 to 100% of the mix
     share_sweeps: tuple[ShareSweep, ...] = ()
+    # how the arms' per-case outcomes moved together (run --couple: coupled by seed)
+    coupling: Coupling | None = None
 
     def slice(self, name: str) -> SliceDelta:
         """The delta in slice ``name`` (:data:`ALL_CASES` is the overall row)."""

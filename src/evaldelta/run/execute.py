@@ -47,6 +47,7 @@ from evaldelta.run.cache import cache_key
 from evaldelta.run.cases import CaseSet
 from evaldelta.run.checking import CheckRunner, ChecksVerifier
 from evaldelta.run.config import Arm, CascadeArm, ModelArm, RunConfig, provider_for
+from evaldelta.run.coupling import warn_uncoupled
 from evaldelta.run.limits import Clock, Lane, RetryPolicy
 from evaldelta.run.pins import arm_pins, run_id, run_pins, scorer_pins
 from evaldelta.run.prices import PriceTable
@@ -407,6 +408,7 @@ async def execute(
     prices = PriceTable.load(config.prices)
     _check_prices(config, prices)
     _prerender(config, cases)
+    warn_uncoupled(config)  # --couple with an arm whose provider takes no seed
     rid = run_id(config, cases, prices)
     arms: dict[str, Arm] = {a.name: a for a in config.run_arms}
     owned: list[Provider] = []

@@ -18,6 +18,7 @@ from evaldelta.report.sections import (
     arms,
     checks,
     cost,
+    coupling,
     coverage,
     evidence,
     footer,
@@ -83,6 +84,7 @@ PAIR_SECTIONS: list[Any] = [
     only(mixes.MIXES, "html"),  # mix sensitivity, after the rates per arm
     pooled.POOLED,
     evidence.EVIDENCE,
+    coupling.COUPLING,  # run --couple: how far the arms' outcomes moved together
     coverage.COVERAGE,
     moved.MOVED,
     arms.ARMS,
