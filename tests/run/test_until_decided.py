@@ -120,6 +120,15 @@ def test_a_regressed_slice_stops_early_fails_and_is_named(tmp_path: Path, fake: 
     assert sorted(s for (s,) in by_case.values()) == list(range(1, seq.looks[-1].cases + 1))
     assert len(rows) == seq.calls
 
+    # the same run resumed with --stop all goes on for the full picture, from the same looks
+    more = run(config, seed=1, stop="all")
+    assert more.run_id == summary.run_id and more.decision is not None
+    full = sequential(more)
+    assert full.looks[: len(seq.looks)] == seq.looks
+    assert full.stopped_because in ("every rule is decided", "the cases ran out")
+    assert full.calls is not None and seq.calls < full.calls <= full.fixed_calls  # type: ignore[operator]
+    assert more.decision.verdict.outcome == "fail"
+
 
 def test_identical_outputs_run_to_the_budget_inconclusive(
     tmp_path: Path, fake: FakeLLM, run_cli: Callable[..., CliResult]
