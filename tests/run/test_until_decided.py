@@ -125,7 +125,7 @@ def test_a_regressed_slice_stops_early_fails_and_is_named(tmp_path: Path, fake: 
     assert more.run_id == summary.run_id and more.decision is not None
     full = sequential(more)
     assert full.looks[: len(seq.looks)] == seq.looks
-    assert full.stopped_because in ("every rule is decided", "the cases ran out")
+    assert full.stopped_because in ("every slice rule is decided", "the cases ran out")
     assert full.calls is not None and seq.calls < full.calls <= full.fixed_calls  # type: ignore[operator]
     assert more.decision.verdict.outcome == "fail"
 
@@ -158,7 +158,7 @@ def test_identical_releases_stop_with_pass_once_the_margin_allows(
     assert summary.decision is not None
     verdict, seq = summary.decision.verdict, sequential(summary)
     assert verdict.outcome == "pass" and verdict.exit_code == 0
-    assert seq.stopped_because == "the verdict is decided: every rule passed"
+    assert seq.stopped_because == "the verdict is decided: every slice rule passed"
     assert seq.calls is not None and seq.fixed_calls is not None
     assert seq.calls < seq.fixed_calls
     # a slice decided early received no case after its look

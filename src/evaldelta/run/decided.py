@@ -107,9 +107,9 @@ class UntilDecided:
     def rule(self, batch_slices: int) -> str:
         """The stopping rule, in words."""
         when = (
-            "the verdict is decided (a rule fails, or every rule passes)"
+            "the verdict is decided (a slice rule fails, or every slice rule passes)"
             if self.stop == "verdict"
-            else "every rule is decided"
+            else "every slice rule is decided"
         )
         budget = [f"{self.max_calls} calls"] if self.max_calls is not None else []
         budget += [f"${self.max_usd:g}"] if self.max_usd is not None else []
@@ -382,10 +382,10 @@ class _Runner:
             if failed:
                 return f"the verdict is decided: fail on {', '.join(failed)}"
             if complete and all(r.outcome == PASS for r in rules):
-                return "the verdict is decided: every rule passed"
+                return "the verdict is decided: every slice rule passed"
             return None
         if complete and all(r.outcome in (PASS, FAIL) for r in rules):
-            return "every rule is decided"
+            return "every slice rule is decided"
         return None
 
     def budget(self, state: _State) -> tuple[int | None, str, str | None]:
