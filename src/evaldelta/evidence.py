@@ -286,6 +286,7 @@ class Request:
     critical: CriticalSelector | None = None
     three_arm: Sequence[str] | None = None
     reducer: Reducer | None = None  # repeats per case: None or the mean is the case mean
+    order: str | None = None  # a sequential comparison: the order column (its arrivals)
 
 
 @dataclass(frozen=True)

@@ -29,11 +29,13 @@ from evaldelta.commands._shared import (
     Interval,
     IntervalOpt,
     MixOpt,
+    OrderOpt,
     OutputOpt,
     ReduceOpt,
     RowOptions,
     RunOpt,
     ScaleOpt,
+    SequentialOpt,
     StoreOpt,
     StrictOpt,
     TableOpt,
@@ -155,6 +157,8 @@ def compare_cmd(
     backend: BackendOpt = "duckdb",
     table: TableOpt = None,
     reduce: ReduceOpt = "auto",
+    sequential: SequentialOpt = False,
+    order: OrderOpt = None,
 ) -> None:
     """Compare a baseline with candidates: per-slice paired deltas, standardized and pooled."""
     shared = RowOptions.of(locals())  # first: the parameters only

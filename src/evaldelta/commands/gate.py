@@ -25,11 +25,13 @@ from evaldelta.commands._shared import (
     Interval,
     IntervalOpt,
     MixOpt,
+    OrderOpt,
     OutputOpt,
     ReduceOpt,
     RowOptions,
     RunOpt,
     ScaleOpt,
+    SequentialOpt,
     StoreOpt,
     StrictOpt,
     TableOpt,
@@ -104,6 +106,8 @@ def gate_cmd(
         ),
     ] = None,
     reduce: ReduceOpt = "auto",
+    sequential: SequentialOpt = False,
+    order: OrderOpt = None,
 ) -> None:
     """Gate a release: apply a policy to the comparison; exit 0 pass, 1 fail, 3 inconclusive."""
     shared = RowOptions.of(locals())  # first: the parameters only

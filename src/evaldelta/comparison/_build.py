@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from evaldelta import __version__
+from evaldelta import __version__, stats
 from evaldelta.comparison._mixes import NamedMix
 from evaldelta.comparison._notes import Notes
 from evaldelta.comparison._slicing import SlicingBuilder
@@ -60,7 +60,7 @@ class Options:
 
 def build(evidence: Evidence, options: Options) -> Comparison:
     """The comparison the evidence supports, under ``options``."""
-    notes = Notes()
+    notes = Notes(skip=(stats.ReliabilityWarning,) if evidence.order is not None else ())
     notes.items.extend(_missing_slicing(evidence, options.by_given))
     notes.items.extend(_many_slices(evidence))
     if evidence.trimmed:

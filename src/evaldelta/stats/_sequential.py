@@ -43,6 +43,7 @@ __all__ = [
     "anytime_paired",
     "betting_pvalue",
     "betting_sequence",
+    "drifted",
 ]
 
 ANYTIME_METHOD = "anytime-valid betting confidence sequence (Waudby-Smith and Ramdas 2024)"
@@ -182,6 +183,7 @@ class AnytimeResult(PairedResult):
     values: tuple[float, ...] = ()
     low_end: float = -1.0
     high_end: float = 1.0
+    drift: bool = False  # the interval excludes the mean: see :func:`drifted`
 
     def ci_at(self, confidence: float) -> ConfidenceInterval:
         """The confidence sequence at another level, read after the last case."""
@@ -211,6 +213,7 @@ class AnytimeEstimate(Estimate):
     low_end: float = 0.0
     high_end: float = 1.0
     confidence: float = 0.95
+    drift: bool = False  # the interval excludes the mean: see :func:`drifted`
 
     def ci_at(self, confidence: float) -> ConfidenceInterval:
         """The confidence sequence at another level, read after the last case."""
@@ -230,6 +233,20 @@ class AnytimeEstimate(Estimate):
             greater=False,
             alpha=1.0 - self.confidence,
         )
+
+
+def drifted(mean: float, ci: ConfidenceInterval) -> bool:
+    """The running-intersection interval excludes the running mean: the mean drifts.
+
+    The sequence's guarantee needs every case to have the same conditional mean (cases
+    arriving in random order, each a fresh draw from one population). When the outcomes
+    drift along the order (easy cases first, a slice at a time), the running intersection
+    keeps ends set by early cases and can exclude the mean of all of them, which under a
+    constant mean happens only when the sequence miscovers (probability <= alpha). So an
+    excluded mean is evidence, at level alpha, that the order is not random and the
+    interval does not hold.
+    """
+    return math.isfinite(mean) and not ci.low <= mean <= ci.high
 
 
 def anytime_paired(
@@ -273,6 +290,7 @@ def anytime_paired(
         values=values,
         low_end=low_end,
         high_end=high_end,
+        drift=drifted(float(np.mean(values)), ci),
     )
 
 
@@ -299,4 +317,5 @@ def anytime_mean(
         low_end,
         high_end,
         conf,
+        drifted(float(np.mean(vals)), ci),
     )
