@@ -22,11 +22,13 @@ from pathlib import Path
 import pytest
 
 from evaldelta.comparison.model import Sequential
+from evaldelta.gating import compare_with_policy
 from evaldelta.run.cases import load_cases
 from evaldelta.run.config import load_config, with_flags
 from evaldelta.run.decided import UntilDecided
 from evaldelta.run.execute import RunSummary, execute
 from evaldelta.run.order import allocate, make_order
+from evaldelta.sources import Source
 from evaldelta.store import Store
 from tests.conftest import CliResult, one_line_error
 from tests.run.test_run import KEY, write_config
@@ -120,6 +122,13 @@ def test_a_regressed_slice_stops_early_fails_and_is_named(tmp_path: Path, fake: 
     assert sorted(s for (s,) in by_case.values()) == list(range(1, seq.looks[-1].cases + 1))
     assert len(rows) == seq.calls
 
+    # the gate on the store, read in the run's order, decides as the run did
+    stored = Source(tmp_path / "runs.duckdb", run=summary.run_id)
+    _, again = compare_with_policy([stored], tmp_path / "gate.toml", by=("task",), order="sequence")
+    assert [(r.slice, r.outcome, r.ci) for r in again.rules] == [
+        (r.slice, r.outcome, r.ci) for r in verdict.rules
+    ]
+
     # the same run resumed with --stop all goes on for the full picture, from the same looks
     more = run(config, seed=1, stop="all")
     assert more.run_id == summary.run_id and more.decision is not None
@@ -147,6 +156,10 @@ def test_identical_outputs_run_to_the_budget_inconclusive(
     assert "look 4" not in err
     assert "Verdict: INCONCLUSIVE (exit 3)" in res.out
     assert len(fake.requests) == 130
+    gate = run_cli("gate", "--store", tmp_path / "runs.duckdb", "--policy", policy, "--by",
+                   "task", "--sequential", "--order", "sequence")  # fmt: skip
+    assert gate.code == 3, gate.err
+    assert gate.out == res.out[res.out.index("evaldelta gate") :]
 
 
 def test_identical_releases_stop_with_pass_once_the_margin_allows(

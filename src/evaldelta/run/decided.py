@@ -435,31 +435,20 @@ def _slice_decided(verdict: Verdict, name: str) -> bool:
 def sequential_comparison(
     store: Path, rid: str, policy: Policy, metric: str, plan: UntilDecided
 ) -> Comparison:
-    """The run's comparison with every interval a confidence sequence in ``sequence`` order.
+    """The run's comparison, every interval a confidence sequence in ``sequence`` order.
 
-    The fixed comparison of the stored attempts (:func:`evaldelta.comparison.compare`), read
-    off each arm's cases in the order the run sent them
-    (:func:`evaldelta.comparison.sequential.anytime`).
+    What ``evaldelta compare --store STORE --run RID --by BY --sequential --order sequence``
+    computes, so the command reproduces every look's decision.
     """
     from evaldelta.comparison import compare
-    from evaldelta.comparison.sequential import anytime
-    from evaldelta.evidence import ArrivedCase, CaseArrivals
     from evaldelta.sources import Source
 
-    fixed = compare(
+    return compare(
         [Source(store, run=rid)],
         by=(plan.by,),
         metrics=(metric,),
         scale=plan.scale,
         allowed_pin_differences=policy.allow_pin_differences,
         allowed_upstream_changes=policy.allow_upstream_changes,
+        order="sequence",
     )
-    with Store(store, read_only=True) as opened:
-        values = opened.case_values(rid, metric, plan.by)
-    arms: dict[str, list[ArrivedCase]] = {}
-    for arm, case_id, name, sequence, value in values:
-        if sequence is None:
-            raise StoreError(f"run {rid}: case {case_id!r} of arm {arm!r} has no sequence")
-        arms.setdefault(arm, []).append(ArrivedCase(case_id, name, float(sequence), value))
-    arrivals = CaseArrivals(metric, plan.by, {a: tuple(c) for a, c in arms.items()})
-    return anytime(fixed, [arrivals], "sequence")

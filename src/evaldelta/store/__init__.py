@@ -78,7 +78,7 @@ from evaldelta.store._db import (
     _private,
     migrations,
 )
-from evaldelta.store._looks import CaseValue, Looks
+from evaldelta.store._looks import Looks
 from evaldelta.store._view import View
 
 __all__ = [
@@ -86,7 +86,6 @@ __all__ = [
     "RESERVED_COLUMNS",
     "RESPONSE_FIELDS",
     "SCHEMA_VERSION",
-    "CaseValue",
     "Store",
     "configured_arms",
     "iter_pins",

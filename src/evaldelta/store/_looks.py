@@ -13,19 +13,16 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from evaldelta.store._db import _ident, _now
+from evaldelta.store._db import _now
 
 if TYPE_CHECKING:
     from evaldelta.store._db import _Connection
 
-__all__ = ["CaseValue", "Looks"]
-
-# (arm, case_id, slice, sequence or None, the case's mean over its scored attempts)
-CaseValue = tuple[str, str, str, int | None, float]
+__all__ = ["Looks"]
 
 
 class Looks:
-    """The looks table and the per-case values a look is judged on (a mixin of ``Store``)."""
+    """The looks table (a mixin of ``Store``)."""
 
     con: _Connection
     version: int | None
@@ -73,32 +70,3 @@ class Looks:
             "judged_at = ? WHERE run_id = ? AND look = ?",
             [cases, calls, usd, outcome, json.dumps(list(decided)), _now(), run_id, look],
         )
-
-    def case_values(self, run_id: str, metric: str, by: str) -> list[CaseValue]:
-        """Per arm and case: its slice, sequence and mean ``metric`` over its scored attempts.
-
-        Read from the ``eval_rows`` view, named as a comparison names them
-        (``sources/_canonical.py``): the text of the case's ``by`` field, ``(missing)`` where
-        it is null, and ``all`` when no case has the field.
-        """
-        columns = {
-            str(r[0])
-            for r in self.con.execute(
-                "SELECT column_name FROM duckdb_columns() WHERE database_name = "
-                "current_database() AND schema_name = 'main' AND table_name = 'eval_rows'"
-            ).fetchall()
-        }
-        value = _ident(metric)
-        where = (
-            f"coalesce(CAST({_ident(by)} AS VARCHAR), '(missing)')" if by in columns else "'all'"
-        )
-        rows = self.con.execute(
-            f"SELECT arm, case_id, {where}, min(sequence), avg(CAST({value} AS DOUBLE)) "
-            f"FROM eval_rows WHERE run_id = ? AND {value} IS NOT NULL "
-            "GROUP BY ALL ORDER BY arm, case_id",
-            [run_id],
-        ).fetchall()
-        return [
-            (str(a), str(c), str(s), None if q is None else int(q), float(v))
-            for a, c, s, q, v in rows
-        ]
