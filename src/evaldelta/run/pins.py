@@ -63,8 +63,13 @@ def arm_pins(arm: Arm, config: RunConfig, prices: PriceTable) -> dict[str, Any]:
     }
 
 
-def run_pins(config: RunConfig, prices: PriceTable) -> dict[str, Any]:
-    """Run-level pins: the free-form pins, the scorer, the judge, prices, seed, version."""
+def run_pins(
+    config: RunConfig, prices: PriceTable, order: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Run-level pins: the free-form pins, the scorer, the judge, prices, seed, version.
+
+    ``order``: how a run that stops once decided orders its cases (``until_decided``).
+    """
     return {
         **dict(config.pins),
         "scorer": scorer_pins(config),
@@ -72,11 +77,19 @@ def run_pins(config: RunConfig, prices: PriceTable) -> dict[str, Any]:
         "prices": prices.source,
         "seed": config.seed,
         "evaldelta_version": __version__,
+        **({"until_decided": order} if order is not None else {}),
     }
 
 
-def run_id(config: RunConfig, cases: CaseSet, prices: PriceTable) -> str:
-    """A short id that is the same for the same run and differs when anything pinned differs."""
+def run_id(
+    config: RunConfig, cases: CaseSet, prices: PriceTable, order: dict[str, Any] | None = None
+) -> str:
+    """A short id that is the same for the same run and differs when anything pinned differs.
+
+    A run that stops once decided adds its ``order`` (seed, batch size, slicing column and
+    policy hash): the same cases sent in another order, or judged by another policy, are
+    another run (whose calls the response cache still answers).
+    """
     pins = {a.name: arm_pins(a, config, prices) for a in config.run_arms}
     for value in pins.values():  # the price table and the endpoint's limits do not change draws
         for part in (value, value.get("cheap", {}), value.get("strong", {})):
@@ -87,6 +100,7 @@ def run_id(config: RunConfig, cases: CaseSet, prices: PriceTable) -> str:
         "arms": pins,
         "scorer": scorer_pins(config),
         "pins": dict(config.pins),
+        **({"until_decided": order} if order is not None else {}),
     }
     text = json.dumps(identity, sort_keys=True, default=str)
     return "r-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
