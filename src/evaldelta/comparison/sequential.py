@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 
 from evaldelta import stats
 from evaldelta.comparison.model import (
+    ALL_CASES,
     ArmSlice,
     Comparison,
     MetricResult,
@@ -68,7 +69,9 @@ def pair_deltas(
 
 
 def _arm_values(cases: Sequence[ArrivedCase], slice_name: str) -> list[float]:
-    chosen = sorted((c.order, c.case_id, c.value) for c in cases if c.slice == slice_name)
+    """One arm's case values in a slice (every case for the all-cases row), in arrival order."""
+    every = slice_name == ALL_CASES
+    chosen = sorted((c.order, c.case_id, c.value) for c in cases if every or c.slice == slice_name)
     return [v for _, _, v in chosen]
 
 
