@@ -8,9 +8,7 @@ is written. The plots are the one trusted markup (SVG that matplotlib wrote).
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
-import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
@@ -26,6 +24,7 @@ from evaldelta.comparison.model import (
 from evaldelta.comparison.ordering import ordered_slices
 from evaldelta.gating import Verdict
 from evaldelta.gating.rules import rule_of
+from evaldelta.report._diff import DiffSpan, word_diff
 from evaldelta.report._facts import (
     attempt_flag,
     attempt_sentence,
@@ -58,14 +57,6 @@ __all__ = [
     "rate_rows",
     "word_diff",
 ]
-
-
-@dataclass(frozen=True)
-class DiffSpan:
-    """A run of words in a word-level diff: ``same``, ``del`` (baseline) or ``ins``."""
-
-    op: str
-    text: str
 
 
 @dataclass(frozen=True)
@@ -157,25 +148,6 @@ class PairView:
     plan_note: str = ""
     histogram: tuple[HistogramPanel, list[HistogramPanel]] | None = None
     histogram_note: str = ""
-
-
-_WORDS = re.compile(r"\s+|[^\s]+")
-
-
-def word_diff(before: str, after: str) -> tuple[DiffSpan, ...]:
-    """A word-level diff (difflib on words and whitespace runs) as plain-text spans."""
-    a, b = _WORDS.findall(before), _WORDS.findall(after)
-    spans: list[DiffSpan] = []
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if op == "equal":
-            spans.append(DiffSpan("same", "".join(a[i1:i2])))
-            continue
-        if op in ("delete", "replace"):
-            spans.append(DiffSpan("del", "".join(a[i1:i2])))
-        if op in ("insert", "replace"):
-            spans.append(DiffSpan("ins", "".join(b[j1:j2])))
-    return tuple(spans)
 
 
 def _rate(mean: float, n: int, single: bool) -> str:
