@@ -7,6 +7,7 @@ Numbers are never rounded here; rounding happens only in ``report/``. The JSON f
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -71,6 +72,8 @@ __all__ = [
     "TwoByTwo",
     "UpstreamCheck",
     "UpstreamExample",
+    "anytime_types",
+    "json_left_out",
     "to_jsonable",
 ]
 
@@ -544,12 +547,41 @@ class Comparison:
         return _one("candidate", candidate, pairs)
 
 
+@functools.cache
+def anytime_types() -> tuple[type, ...]:
+    """The anytime-valid result types (imported on first use: they load numpy)."""
+    from evaldelta.stats import AnytimeEstimate, AnytimeResult
+
+    return (AnytimeResult, AnytimeEstimate)
+
+
+def json_left_out(tp: type) -> frozenset[str]:
+    """Fields a result type holds for the code but not for a reader.
+
+    An anytime result's per-case ``values`` in arrival order (as many as the cases:
+    unbounded), from which its confidence sequence was read.
+    """
+    return frozenset({"values"}) if issubclass(tp, anytime_types()) else frozenset()
+
+
 def to_jsonable(obj: Any) -> Any:
-    """Turn a result tree into JSON-ready values: NaN and infinities become null."""
+    """Turn a result tree into JSON-ready values: NaN and infinities become null.
+
+    An anytime-valid result (a confidence sequence: :class:`~evaldelta.stats.AnytimeResult`,
+    :class:`~evaldelta.stats.AnytimeEstimate`) is marked ``"anytime": true`` and carries its
+    range (``low_end``, ``high_end``) but not its per-case ``values`` (:func:`json_left_out`).
+    """
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        out = {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        left_out = json_left_out(type(obj))
+        out = {
+            f.name: to_jsonable(getattr(obj, f.name))
+            for f in dataclasses.fields(obj)
+            if f.name not in left_out
+        }
         if isinstance(obj, SimpsonResult):
             out["kind"] = obj.kind
+        if left_out:  # an anytime result
+            out["anytime"] = True
         return out
     if isinstance(obj, Mapping):
         return {str(k): to_jsonable(v) for k, v in obj.items()}
