@@ -190,9 +190,8 @@ def _store(path: Path, rows: Sequence[Row]) -> Path:
         for r in rows:
             store.put_attempt("r1", r["arm"], r["case_id"], r["repeat"], {"score": r["score"]})
         store.finish_run("r1", "complete")
-    # what the runner records with each attempt (issue 26): its place in the run's order
+    # what the runner records with each attempt (store schema 4): its place in the run's order
     con = duckdb.connect(str(path))
-    con.execute("ALTER TABLE attempts ADD COLUMN sequence BIGINT")
     for r in rows:
         con.execute(
             "UPDATE attempts SET sequence = ? WHERE arm = ? AND case_id = ? AND repeat = ?",

@@ -33,6 +33,7 @@ from evaldelta.report.sections import (
     pooled,
     repeats,
     samples,
+    sequential,
     slices,
     standardized,
     summaries,
@@ -57,7 +58,10 @@ __all__ = [
 
 SECTIONS: list[Any] = [
     header.HEADER,  # text: the baseline line; HTML: the page's header, loud notes in it
+    # a sequential comparison says so before any interval (text, terminal, Markdown first)
+    only(sequential.SEQUENTIAL, "text", "terminal", "markdown"),
     only(verdict.VERDICT, "html"),  # the page opens with the verdict
+    only(sequential.SEQUENTIAL, "html"),  # under it, before any other interval
     only(pins.PINS, "html"),  # the HTML's pins table, under the verdict
     repeats.REPEATS,
     pins.PIN_WARNING,
