@@ -113,7 +113,7 @@ def test_every_look_of_the_peeked_fixed_gate_is_the_real_gates(
 
 
 def test_the_seed_004_replay_decides_as_the_real_gate_at_every_look(bench: ModuleType) -> None:
-    """Two seeded orders of seed 004 (batches of 50 cases), every look and the stop checked
+    """Two seeded orders of seed 004 (10 cases per open slice a look, the runner's default), every look and the stop checked
     with the real gate by the bench's own check; the recorded data fail on extraction."""
     data = bench.seed004()
     names = sorted(data)
@@ -121,7 +121,7 @@ def test_the_seed_004_replay_decides_as_the_real_gate_at_every_look(bench: Modul
     orders = [np.argsort(rng.random((2, len(data[s][0]))), axis=1) for s in names]
     before = sum(bench.CHECK.done.values())
     for min_score in (4.0, None):
-        res = bench.replay(data, orders, 0.15, min_score, 50, traced=2)
+        res = bench.replay(data, orders, 0.15, min_score, 10, traced=2)
         bench._check_replay(data, orders, _policy(0.15, min_score), res, 2)
         assert list(res.outcome) == ["fail", "fail"]
         assert all(d.startswith("extraction") for d in res.decided_by)
@@ -133,12 +133,12 @@ def test_the_batches_take_the_open_slices_in_proportion(bench: ModuleType) -> No
     sizes = np.array([150, 2050, 400])
     k = np.zeros((1, 3), dtype=int)
     live = np.ones((1, 3), dtype=bool)
-    for _ in range(50):
+    for _ in range(20):  # a look takes 10 cases per open slice: 30 here
         k += bench._next_batch(k, sizes, live, 10)
-    assert k.sum() == 500 and np.allclose(k[0] / 500, sizes / sizes.sum(), atol=0.01)
-    live[0, 1] = False  # the big slice closes: the others share the batches
+    assert k.sum() == 600 and np.allclose(k[0] / 600, sizes / sizes.sum(), atol=0.01)
+    live[0, 1] = False  # the big slice closes: the two others share 20 cases a look
     taken = bench._next_batch(k, sizes, live, 10)
-    assert taken[0, 1] == 0 and taken.sum() == 10
+    assert taken[0, 1] == 0 and taken.sum() == 20
 
 
 def test_the_docs_section_is_replaced_in_place_and_kept_by_calibrate(bench: ModuleType) -> None:
