@@ -113,8 +113,9 @@ def test_every_look_of_the_peeked_fixed_gate_is_the_real_gates(
 
 
 def test_the_seed_004_replay_decides_as_the_real_gate_at_every_look(bench: ModuleType) -> None:
-    """Two seeded orders of seed 004 (10 cases per open slice a look, the runner's default), every look and the stop checked
-    with the real gate by the bench's own check; the recorded data fail on extraction."""
+    """Two seeded orders of seed 004 (10 cases per open slice a look, the runner's default),
+    every look and the stop checked with the real gate by the bench's own check; the recorded
+    data fail on extraction."""
     data = bench.seed004()
     names = sorted(data)
     rng = np.random.default_rng(5)

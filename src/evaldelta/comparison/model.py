@@ -21,6 +21,14 @@ from evaldelta.comparison._leakage_model import (
     RubricLeakage,
 )
 from evaldelta.comparison._planning_model import ShareSweep, SlicePlan, SweepPoint
+from evaldelta.comparison._reliability_model import (
+    ArmReliability,
+    ArmSpread,
+    IdenticalRepeats,
+    MetricReliability,
+    PassHatDelta,
+    Reliability,
+)
 from evaldelta.comparison._sequential_model import Look, Sequential
 from evaldelta.comparison._three_arm_model import ThreeArmCost, ThreeArmSlice, ThreeArmSummary
 from evaldelta.evidence import SampleSideBySide
@@ -40,7 +48,9 @@ __all__ = [
     "SCHEMA_VERSION",
     "STYLE_FLAG",
     "USUAL_SCALES",
+    "ArmReliability",
     "ArmSlice",
+    "ArmSpread",
     "CaseRef",
     "Comparison",
     "Cost",
@@ -49,17 +59,21 @@ __all__ = [
     "CriticalCase",
     "CriticalEvidence",
     "DeltaHistogram",
+    "IdenticalRepeats",
     "ImportIssue",
     "ImportReport",
     "LeakageExample",
     "Look",
+    "MetricReliability",
     "MetricResult",
     "MovedCase",
     "NotInComparison",
     "PairComparison",
+    "PassHatDelta",
     "PinDifference",
     "PinValue",
     "Pooled",
+    "Reliability",
     "RepeatReduction",
     "RubricLeakage",
     "Sequential",
@@ -494,6 +508,8 @@ class Comparison:
     samples: tuple[SampleSideBySide, ...] = field(default=())
     # set when every interval is a confidence sequence in the order of a column (--sequential)
     sequential: Sequential | None = None
+    # with repeated attempts: pass@k, pass^k and the paired pass^k delta, or the spread
+    reliability: Reliability | None = None
 
     def slicing(self, metric: str | None = None, by: str | None = None) -> SlicingResult:
         """One metric's results under one slicing column (defaults: the first of each)."""

@@ -31,6 +31,7 @@ from evaldelta.report.sections import (
     pins,
     plan,
     pooled,
+    reliability,
     repeats,
     samples,
     sequential,
@@ -71,6 +72,7 @@ SECTIONS: list[Any] = [
     only(notes.LOUD_NOTES, "markdown"),  # the comment flags them after the upstream warning
     PAIRS,  # every pair, each showing PAIR_SECTIONS
     samples.SAMPLES,
+    reliability.RELIABILITY,
     summaries.SUMMARIES,
     leakage.LEAKAGE,  # text, Markdown (the HTML shows it under the checks)
     three_arm.THREE_ARM,
