@@ -12,6 +12,7 @@ same figures :func:`evaldelta.stats.repeat_spread` gives on the per-case values.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -27,7 +28,7 @@ from evaldelta.comparison._reliability_model import (
     Reliability,
 )
 from evaldelta.evidence import ALL, RepeatEvidence, RepeatSpreadMoments
-from evaldelta.stats._results import ConfidenceInterval, Estimate
+from evaldelta.stats._results import ConfidenceInterval, Estimate, PairedResult
 
 if TYPE_CHECKING:
     from evaldelta.stats import RepeatCounts, RepeatSpread
@@ -104,13 +105,22 @@ def _binary(r: RepeatEvidence, arms: Sequence[str], k: int, conf: float) -> Metr
                 {s: _pair_counts(per.get(s, {})) for s in names}, k, conf
             )
             for s in names:
-                pairs.append(PassHatDelta(cand, s, found.deltas[s], found.holm[s], found.short[s]))
+                delta = _clipped(found.deltas[s])
+                pairs.append(PassHatDelta(cand, s, delta, found.holm[s], found.short[s]))
         merged = _merge(per.values())
         base, other = _pair_counts(merged)
-        whole = stats.pass_hat_k_paired(base, other, k, conf)
+        whole = _clipped(stats.pass_hat_k_paired(base, other, k, conf))
         short = sum(n for key, n in merged.items() if key[0] < k or key[2] < k)
         pairs.append(PassHatDelta(cand, ALL, whole, math.nan, short))
     return MetricReliability(r.metric, r.by, True, tuple(rows), tuple(pairs))
+
+
+def _clipped(res: PairedResult) -> PairedResult:
+    """A pass^k delta's interval clipped to [-1, 1], where a difference of rates lies."""
+    ci = res.ci
+    if math.isnan(ci.low):
+        return res
+    return dataclasses.replace(res, ci=ConfidenceInterval(max(-1.0, ci.low), min(1.0, ci.high)))
 
 
 def spread_from_moments(m: RepeatSpreadMoments, conf: float) -> RepeatSpread:
