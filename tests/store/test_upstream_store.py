@@ -116,7 +116,7 @@ def test_a_version_2_store_is_read_then_migrated(store: Path, run_cli: Callable[
     with Store(store, read_only=True) as s:
         (version,) = s.con.execute("SELECT value FROM meta").fetchone() or ("",)
         rows = s.attempts(run_id)
-    assert version == str(SCHEMA_VERSION) == "3"
+    assert version == str(SCHEMA_VERSION) == "4"
     assert rows and all(r["prompt_hash"] is None for r in rows)  # old attempts: null
     res = run_cli("compare", "--store", store, "--baseline", "v1")
     assert res.code == 0, res.err

@@ -38,11 +38,13 @@ __all__ = [
     "Interval",
     "IntervalOpt",
     "MixOpt",
+    "OrderOpt",
     "OutputOpt",
     "ReduceOpt",
     "RowOptions",
     "RunOpt",
     "ScaleOpt",
+    "SequentialOpt",
     "StoreOpt",
     "StrictOpt",
     "TableOpt",
@@ -140,6 +142,15 @@ ReduceOpt = Annotated[
         "reducer), else mean.",
     ),
 ]
+PassKOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--k",
+        min=1,
+        help="With repeated attempts: the k of pass@k and pass^k (default: the most attempts "
+        "every arm has on a case).",
+    ),
+]
 OutputOpt = Annotated[Path | None, typer.Option("-o", "--output", help="Write here.")]
 StoreOpt = Annotated[
     Path | None,
@@ -155,6 +166,25 @@ BackendOpt = Annotated[
         "--backend",
         help="Where the queries run: duckdb (embedded), spark (PySpark local mode, or a "
         "cluster through Spark Connect when SPARK_REMOTE is set), or an Ibis connection URL.",
+    ),
+]
+SequentialOpt = Annotated[
+    bool,
+    typer.Option(
+        "--sequential",
+        help="Read the cases in the order they arrived (--order): every interval a "
+        "confidence sequence, valid at any stopping time (for a rollout you monitor, or an "
+        "eval you peeked at while it ran).",
+    ),
+]
+OrderOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--order",
+        metavar="COLUMN",
+        help="With --sequential: the column giving each row's place in time (a sequence "
+        "number, epoch seconds or an ISO 8601 time; default: the one of order, sequence, "
+        "timestamp, created_at the rows have).",
     ),
 ]
 TableOpt = Annotated[
@@ -337,6 +367,9 @@ class RowOptions:
     backend: str
     table: str | None
     reduce: str
+    sequential: bool
+    order: str | None
+    k: int | None
 
     @classmethod
     def of(cls, params: Mapping[str, Any]) -> RowOptions:
@@ -349,6 +382,11 @@ class RowOptions:
 
     def compare_kwargs(self) -> dict[str, Any]:
         """The keyword arguments of ``compare`` (and ``compare_with_policy``) they set."""
+        if self.order is not None and not self.sequential:
+            raise UsageError(
+                f"--order {self.order} is the arrival order of a sequential comparison: "
+                "add --sequential"
+            )
         return {
             "baseline": self.baseline,
             "candidates": self.candidate or None,
@@ -362,4 +400,7 @@ class RowOptions:
             "backend": self.backend,
             "table": self.table,
             "reduce": self.reduce,
+            "order": self.order,
+            "sequential": self.sequential,
+            "k": self.k,
         }

@@ -29,11 +29,14 @@ from evaldelta.commands._shared import (
     Interval,
     IntervalOpt,
     MixOpt,
+    OrderOpt,
     OutputOpt,
+    PassKOpt,
     ReduceOpt,
     RowOptions,
     RunOpt,
     ScaleOpt,
+    SequentialOpt,
     StoreOpt,
     StrictOpt,
     TableOpt,
@@ -155,6 +158,9 @@ def compare_cmd(
     backend: BackendOpt = "duckdb",
     table: TableOpt = None,
     reduce: ReduceOpt = "auto",
+    sequential: SequentialOpt = False,
+    order: OrderOpt = None,
+    k: PassKOpt = None,
 ) -> None:
     """Compare a baseline with candidates: per-slice paired deltas, standardized and pooled."""
     shared = RowOptions.of(locals())  # first: the parameters only

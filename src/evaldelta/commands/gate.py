@@ -25,11 +25,14 @@ from evaldelta.commands._shared import (
     Interval,
     IntervalOpt,
     MixOpt,
+    OrderOpt,
     OutputOpt,
+    PassKOpt,
     ReduceOpt,
     RowOptions,
     RunOpt,
     ScaleOpt,
+    SequentialOpt,
     StoreOpt,
     StrictOpt,
     TableOpt,
@@ -104,6 +107,9 @@ def gate_cmd(
         ),
     ] = None,
     reduce: ReduceOpt = "auto",
+    sequential: SequentialOpt = False,
+    order: OrderOpt = None,
+    k: PassKOpt = None,
 ) -> None:
     """Gate a release: apply a policy to the comparison; exit 0 pass, 1 fail, 3 inconclusive."""
     shared = RowOptions.of(locals())  # first: the parameters only

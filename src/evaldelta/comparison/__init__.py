@@ -62,6 +62,9 @@ def compare(
     backend: Any = None,
     table: str | None = None,
     reduce: str = "auto",
+    order: str | None = None,
+    sequential: bool = False,
+    k: int | None = None,
 ) -> Comparison:
     """Compare a baseline arm with one or more candidates; see the README for what is reported.
 
@@ -88,35 +91,31 @@ def compare(
     moved there once. With ``table``, the rows are that backend's table instead of files
     (:mod:`evaldelta.sources._backend`).
     ``reduce``: how a case's repeats become one value (:func:`resolve_reducer`).
+    ``order`` (or ``sequential``: the column named ``order``, ``sequence``, ``timestamp`` or
+    ``created_at``; numbers or times): every interval a confidence sequence over the cases in
+    that order, valid at any stopping time (:mod:`evaldelta.comparison.sequential`).
+    ``k``: with repeated attempts, the k of pass@k and pass^k (default: the largest number
+    of attempts every compared arm has on some case; :mod:`.comparison._reliability`).
     ``by``: the slicing columns (default ``slice``; rows without one are one slice, ``all``,
     and the comparison's notes say so, naming columns that look like slicing columns).
     """
     from evaldelta.engine.evidence import gather  # the queries: loaded when they run
 
     _check_options(interval, list_limit, confidence)
-    declared: dict[str, Any] = {
-        "allowed_pin_differences": tuple(allowed_pin_differences),
-        "expected_changes": check_kinds(expected_changes),
-        "allowed_upstream_changes": check_kinds(allowed_upstream_changes, "[upstream] allow"),
-    }
-    declared["by_given"] = bool(by)
+    declared = _declared(allowed_pin_differences, expected_changes, allowed_upstream_changes,
+                         by_given=bool(by), k=k)  # fmt: skip
     by = tuple(by or ()) or ("slice",)
-    tables = _read(
-        files,
-        backend,
-        table,
-        slice_columns=by,
-        metrics=tuple(metrics) if metrics else None,
-        critical_column=critical.column if critical else None,
-        critical_tag=critical.tag if critical else None,
-        options=read_options,
-    )
+    tables = _read(files, backend, table, slice_columns=by,
+                   metrics=tuple(metrics) if metrics else None,
+                   critical_column=critical.column if critical else None,
+                   critical_tag=critical.tag if critical else None, options=read_options,
+                   order=order, find_order=sequential and order is None)  # fmt: skip
     reducer, declared["reducer_chosen_by"] = resolve_reducer(reduce, tables)
     mixes = read_mixes(mix)  # the files are read with the rows, before any query
     traffic_file = (Path(traffic), load_mix(Path(traffic))) if traffic else None
     request = Request(baseline=baseline, candidates=candidates, by=by, scale=scale,
                       list_limit=list_limit, critical=critical, three_arm=three_arm,
-                      reducer=reducer)  # fmt: skip
+                      reducer=reducer, order=tables.order)  # fmt: skip
     evidence = gather(tables, request)
     chosen = _options(evidence, mixes, traffic_file, confidence, interval)
     return build(evidence, dataclasses.replace(chosen, **declared))
@@ -185,6 +184,26 @@ def _options(
     )
 
 
+def _declared(
+    allowed_pin_differences: Sequence[str],
+    expected_changes: Sequence[str],
+    allowed_upstream_changes: Sequence[str],
+    *,
+    by_given: bool,
+    k: int | None,
+) -> dict[str, Any]:
+    """The :class:`Options` the caller declares, checked."""
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+        raise UsageError(f"--k takes a number of attempts >= 1, not {k!r}")
+    return {
+        "allowed_pin_differences": tuple(allowed_pin_differences),
+        "expected_changes": check_kinds(expected_changes),
+        "allowed_upstream_changes": check_kinds(allowed_upstream_changes, "[upstream] allow"),
+        "by_given": by_given,
+        "pass_k": k,
+    }
+
+
 def _check_options(interval: str, list_limit: int | None, confidence: float) -> None:
     if interval not in INTERVALS:
         raise UsageError(f"unknown interval {interval!r}; choose one of {', '.join(INTERVALS)}")
@@ -199,6 +218,7 @@ def _read(
 ) -> TableSet:
     """The canonical relation on ``backend``: files read on DuckDB and moved, or its table."""
     from evaldelta.sources import (
+        ORDER_NAMES,
         ReadOptions,
         Source,
         is_default,
@@ -208,7 +228,10 @@ def _read(
     )
 
     options = kwargs.pop("options", None) or ReadOptions()
-    kwargs["options"] = dataclasses.replace(options, outputs_on_demand=True)
+    # a run store joins in the attempt columns its view lacks when they are asked for
+    order, find = kwargs.get("order"), kwargs.get("find_order", False)
+    wanted = (order,) if order else ORDER_NAMES if find else ()
+    kwargs["options"] = dataclasses.replace(options, outputs_on_demand=True, wanted=wanted)
 
     if table is not None and is_default(backend):
         raise UsageError("--table NAME reads a table of --backend spark or an Ibis URL")

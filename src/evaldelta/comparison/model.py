@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
+from evaldelta.comparison._coupling import Coupling, SliceCoupling
 from evaldelta.comparison._leakage_model import (
     STYLE_FLAG,
     CriterionLeakage,
@@ -20,6 +21,15 @@ from evaldelta.comparison._leakage_model import (
     RubricLeakage,
 )
 from evaldelta.comparison._planning_model import ShareSweep, SlicePlan, SweepPoint
+from evaldelta.comparison._reliability_model import (
+    ArmReliability,
+    ArmSpread,
+    IdenticalRepeats,
+    MetricReliability,
+    PassHatDelta,
+    Reliability,
+)
+from evaldelta.comparison._sequential_model import Look, Sequential
 from evaldelta.comparison._three_arm_model import ThreeArmCost, ThreeArmSlice, ThreeArmSummary
 from evaldelta.evidence import SampleSideBySide
 from evaldelta.sources._pins import PinValue
@@ -38,29 +48,37 @@ __all__ = [
     "SCHEMA_VERSION",
     "STYLE_FLAG",
     "USUAL_SCALES",
+    "ArmReliability",
     "ArmSlice",
+    "ArmSpread",
     "CaseRef",
     "Comparison",
     "Cost",
+    "Coupling",
     "CriterionLeakage",
     "CriticalCase",
     "CriticalEvidence",
     "DeltaHistogram",
+    "IdenticalRepeats",
     "ImportIssue",
     "ImportReport",
     "LeakageExample",
     "Look",
+    "MetricReliability",
     "MetricResult",
     "MovedCase",
     "NotInComparison",
     "PairComparison",
+    "PassHatDelta",
     "PinDifference",
     "PinValue",
     "Pooled",
+    "Reliability",
     "RepeatReduction",
     "RubricLeakage",
     "Sequential",
     "ShareSweep",
+    "SliceCoupling",
     "SliceDelta",
     "SlicePlan",
     "SlicingResult",
@@ -324,6 +342,8 @@ class PairComparison:
     critical: CriticalEvidence | None = None
     # the headline mix's most relevant slices, each swept from 0 to 100% of the mix
     share_sweeps: tuple[ShareSweep, ...] = ()
+    # how the arms' per-case outcomes moved together (run --couple: coupled by seed)
+    coupling: Coupling | None = None
 
     def slice(self, name: str) -> SliceDelta:
         """The delta in slice ``name`` (:data:`ALL_CASES` is the overall row)."""
@@ -443,48 +463,6 @@ class RepeatReduction:
 
 
 @dataclass(frozen=True)
-class Look:
-    """One look of a run that stops once the answer is decided (``run --until-decided``).
-
-    ``cases`` and ``calls`` are the totals after the look; ``outcome`` the gate's outcome on
-    the confidence sequences then; ``decided`` the slices whose every rule was decided by then
-    (they received no further case).
-    """
-
-    index: int
-    cases: int
-    calls: int
-    outcome: Literal["pass", "fail", "inconclusive"]
-    decided: tuple[str, ...] = ()
-    usd: float | None = None
-
-
-@dataclass(frozen=True)
-class Sequential:
-    """How a sequential comparison was read: valid at any stopping time (``--sequential``).
-
-    Every paired delta's and arm's interval is a confidence sequence over the cases in the
-    order of ``column`` (:func:`evaldelta.stats.anytime_paired`): it may be looked at after
-    every case and stopped on at any time, and its p-values (the gate's too) stay valid.
-    ``left_out`` names the fixed-sample figures a sequential comparison does not show (they
-    would be invalid after peeking). A run that stopped once decided fills ``looks``,
-    ``stopping`` (its rule), ``calls`` (spent) and ``fixed_calls`` (what the fixed design,
-    every case on every arm, would have made).
-    """
-
-    column: str
-    method: str
-    confidence: float
-    cases: int
-    left_out: tuple[str, ...] = ()
-    looks: tuple[Look, ...] = ()
-    stopping: str | None = None
-    calls: int | None = None
-    fixed_calls: int | None = None
-    stopped_because: str | None = None
-
-
-@dataclass(frozen=True)
 class Comparison:
     """The result artifact of ``evaldelta compare``.
 
@@ -530,6 +508,8 @@ class Comparison:
     samples: tuple[SampleSideBySide, ...] = field(default=())
     # set when every interval is a confidence sequence in the order of a column (--sequential)
     sequential: Sequential | None = None
+    # with repeated attempts: pass@k, pass^k and the paired pass^k delta, or the spread
+    reliability: Reliability | None = None
 
     def slicing(self, metric: str | None = None, by: str | None = None) -> SlicingResult:
         """One metric's results under one slicing column (defaults: the first of each)."""

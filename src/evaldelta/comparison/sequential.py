@@ -69,7 +69,7 @@ def pair_deltas(
 
 
 def _arm_values(cases: Sequence[ArrivedCase], slice_name: str) -> list[float]:
-    """One arm's case values in a slice (every case for the all-cases row), in arrival order."""
+    """An arm's case values in one slice (every case for the all-cases row), in arrival order."""
     every = slice_name == ALL_CASES
     chosen = sorted((c.order, c.case_id, c.value) for c in cases if every or c.slice == slice_name)
     return [v for _, _, v in chosen]
@@ -147,6 +147,7 @@ def anytime(comparison: Comparison, arrivals: Sequence[CaseArrivals], column: st
             cases = max(cases, sum(len(v) for v in found.arms.values()))
             slicings.append(_slicing(slicing, found, lo, hi, conf))
         metrics.append(dataclasses.replace(result, slicings=tuple(slicings)))
+    notes = _drift_notes(metrics, column)
     seq = Sequential(
         column=column,
         method=stats.ANYTIME_METHOD,
@@ -154,4 +155,31 @@ def anytime(comparison: Comparison, arrivals: Sequence[CaseArrivals], column: st
         cases=cases,
         left_out=LEFT_OUT,
     )
-    return dataclasses.replace(comparison, metrics=tuple(metrics), sequential=seq)
+    return dataclasses.replace(
+        comparison, metrics=tuple(metrics), sequential=seq, notes=(*comparison.notes, *notes)
+    )
+
+
+def _drift_notes(metrics: Sequence[MetricResult], column: str) -> list[str]:
+    """A note per interval that excludes its own mean (:func:`evaldelta.stats.drifted`)."""
+    places = []
+    for m in metrics:
+        for s in m.slicings:
+            places += [f"{m.metric}, {a.arm}, {a.slice}" for a in s.arms if _drift(a.estimate)]
+            for p in s.pairs:
+                for d in (*p.slices, p.overall):
+                    if _drift(d.paired):
+                        places.append(f"{m.metric}, {p.candidate} vs {p.baseline}, {d.slice}")
+    if not places:
+        return []
+    shown = "; ".join(places[:3]) + (f"; and {len(places) - 3} more" if len(places) > 3 else "")
+    return [
+        f"the outcomes drift along {column!r}: a confidence sequence excludes its own running "
+        f"mean ({shown}). The sequences assume the cases arrive in random order (each a fresh "
+        "draw from one population); cases ordered by difficulty, source or slice break that, "
+        "and these intervals do not hold: a gate rule on them is inconclusive"
+    ]
+
+
+def _drift(result: object) -> bool:
+    return bool(getattr(result, "drift", False))

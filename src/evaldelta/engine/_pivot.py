@@ -66,6 +66,8 @@ def _pivot(
             aggs[f"k{i}"] = score.count(where=is_arm).cast("int32")
         # exact, so a case's mean over repeats does not depend on the order of its rows
         aggs[f"t{i}"] = score.sum(where=is_arm) if integral_values else exact_sum(score, is_arm)
+        if tables.order is not None:  # a sequential comparison: when the case arrived
+            aggs[f"o{i}"] = t._order.min(where=is_arm)
         if escalation is not None:
             flag = escalation(t)
             aggs[f"x{i}"] = flag.cast("int64").sum(where=is_arm)

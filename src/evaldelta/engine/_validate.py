@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -55,6 +57,7 @@ def validate(
             )
     for index in range(len(tables.sources)):
         _check_source(tables, index, per_source[index], scale)
+        _check_order(tables, index, per_source[index])
     return _summary(tables, per_source, grouped, cost_by if len(keys) == 3 else None)
 
 
@@ -117,6 +120,9 @@ def _aggregates(
         aggs[f"nb_{m}"] = (col.notnull() & ~col.isin([0.0, 1.0])).sum()
     if tables.has_weight:
         aggs["bad_weight"] = _bad_weight(t).sum()
+    if tables.order is not None:
+        aggs["bad_order"] = t._bad_order.sum()
+        aggs["bad_order_blank"] = _blank_order(tables, t).sum()
     # per (source, arm): the same pass also gives the arms, in input order, and which of
     # them have non-binary values, so neither needs its own scan of the rows
     keys = ["_src", "arm"]
@@ -320,23 +326,56 @@ def _check_source(
             )
 
 
+def _blank_order(tables: TableSet, t: Any) -> Any:
+    """A scored row (a value of some metric) without a place in the order."""
+    scored = functools.reduce(operator.or_, [t[f"m_{m}"].notnull() for m in tables.metrics])
+    return scored & t._order.isnull() & ~t._bad_order
+
+
+def _check_order(tables: TableSet, index: int, stats: Mapping[str, object]) -> None:
+    """The order column of a sequential comparison: a number or a time on every scored row."""
+    column = tables.order
+    if column is None:
+        return
+    t = tables.rows.filter(tables.rows._src == index)
+    if stats.get("bad_order"):
+        raise BadValueError(
+            f"{column} is neither a number nor a time; --sequential reads the cases in its "
+            "order (a sequence number, epoch seconds, or an ISO 8601 time such as "
+            "2024-05-01T12:00:00Z)",
+            _first(tables, index, t._bad_order, column, raw="_raw_order"),
+        )
+    if stats.get("bad_order_blank"):
+        raise BadValueError(
+            f"{column} is blank on a scored row; --sequential needs every scored attempt's "
+            "place in the order (a sequence number or a time)",
+            _first(tables, index, _blank_order(tables, t), column, raw="_raw_order"),
+        )
+
+
 def _num(x: float) -> str:
     return str(int(x)) if math.isfinite(x) and x == int(x) else str(x)
 
 
-def _first(tables: TableSet, index: int, predicate: object, field: str) -> Location:
-    """Locate the first offending row of one source, by its identifying values."""
+def _first(
+    tables: TableSet, index: int, predicate: object, field: str, raw: str | None = None
+) -> Location:
+    """Locate the first offending row of one source, by its identifying values.
+
+    ``raw``: the relation's column holding the field's text (default ``_raw_<field>``).
+    """
     t = tables.rows.filter(tables.rows._src == index)
+    raw = raw or f"_raw_{field}"
     cols = ["case_id", "arm", "_raw_repeat", "repeat"]
     if field not in ("case_id", "arm", "repeat"):
-        cols.append(f"_raw_{field}")
+        cols.append(raw)
     hit = _rows(t.filter(predicate).select(*cols).limit(1))
     if not hit:  # pragma: no cover - the aggregate said there was one
         raise InputError("a check failed but the row could not be found again")
     row = hit[0]
     conditions: dict[str, object] = {"case_id": row["case_id"], "arm": row["arm"]}
     conditions["repeat"] = row["_raw_repeat"] if row["_raw_repeat"] is not None else row["repeat"]
-    value = row.get(f"_raw_{field}") if field not in ("case_id", "arm") else row[field]
+    value = row.get(raw) if field not in ("case_id", "arm") else row[field]
     if field == "repeat":
         value = row["_raw_repeat"]
     if field not in ("case_id", "arm", "repeat"):

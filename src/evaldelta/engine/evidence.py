@@ -14,20 +14,23 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Literal
 
+from evaldelta.engine._arrivals import case_arrivals
 from evaldelta.engine._critical import critical_stats
 from evaldelta.engine._histogram import delta_histograms
 from evaldelta.engine._lookalike import missing_slicing, slicing_lookalikes
 from evaldelta.engine._outputs import case_outputs
 from evaldelta.engine._reduce import (
+    CaseTable,
     UncheckedCaseIds,
     build_case_table,
     check_case_ids,
     list_cases,
     slice_weight_totals,
 )
+from evaldelta.engine._reliability import repeat_evidence
 from evaldelta.engine._repeats import reduce_repeats
 from evaldelta.engine._samples import has_inspect_logs, side_by_side
-from evaldelta.engine._slices import reduce_slices
+from evaldelta.engine._slices import SliceReduction, reduce_slices
 from evaldelta.engine._three_arm import (
     build_three_arm_table,
     check_roles,
@@ -40,10 +43,12 @@ from evaldelta.engine._validate import Validated, validate, validate_quickly
 from evaldelta.errors import UsageError
 from evaldelta.evidence import (
     OUTPUT_CHARS,
+    CaseArrivals,
     CriticalSelector,
     Evidence,
     MetricEvidence,
     PairEvidence,
+    RepeatEvidence,
     Request,
     SlicingEvidence,
     ThreeArmEvidence,
@@ -60,11 +65,18 @@ __all__ = ["gather", "input_name", "resolve_arms"]
 def gather(tables: TableSet, request: Request) -> Evidence:
     """Run every query of one comparison (validation first) and return the evidence.
 
+    With ``request.order`` (a sequential comparison, whose rows were read with that order
+    column) the evidence carries each arm's cases in the order they arrived.
     Validation's quick pass leaves the case ids to the per-case pivot, which reads them
     anyway (:func:`validate_quickly`); where it cannot vouch for the rows, or the pivot
     finds a blank or padded case id, the full validation runs and names the first defect.
     """
     by = request.by or ("slice",)
+    if request.order != tables.order:
+        raise UsageError(
+            f"a sequential comparison by {request.order!r} needs the rows read with that "
+            f"order column (read_sources(order=...)); they carry {tables.order!r}"
+        )
     evidence = _gather_validated(tables, request, by)
     missing = missing_slicing(tables, by)
     if not missing:
@@ -99,7 +111,8 @@ def _gather_reduced(tables: TableSet, request: Request, reducer: Reducer) -> Evi
     reduced = reduce_repeats(source, reducer, raw.arms, tables.metrics)
     checked = validate(reduced, request.scale, cost_by=by[0])
     checked = replace(checked, trimmed=raw.trimmed, observed=raw.observed)
-    return replace(_gather(reduced, request, checked), reducer=reducer.name)
+    evidence = _gather(reduced, request, checked)
+    return replace(evidence, reducer=reducer.name, repeats=_repeats(source, evidence, raw))
 
 
 def _gather(tables: TableSet, request: Request, checked: Validated) -> Evidence:
@@ -111,13 +124,15 @@ def _gather(tables: TableSet, request: Request, checked: Validated) -> Evidence:
         check_case_ids(tables, [a for a in checked.arms if a not in arms])
     roles = check_roles(request.three_arm, present) if request.three_arm is not None else None
     metrics = []
+    arrivals: list[CaseArrivals] = []
     first: dict[str, dict[str, int]] | None = None  # column -> slice -> cases, first metric
     for metric in tables.metrics:
-        evidence, counts = _metric(
+        evidence, counts, arrived = _metric(
             tables, arms, metric, by, request.critical, request.list_limit, checked
         )
         checked = replace(checked, ids_checked=True)  # by the first pivot
         metrics.append(evidence)
+        arrivals.extend(arrived)
         first = first or counts
     if first is None:  # pragma: no cover - the row seam always yields a metric
         raise RuntimeError("no metric to compare")
@@ -147,7 +162,26 @@ def _gather(tables: TableSet, request: Request, checked: Validated) -> Evidence:
         critical_selector=request.critical.describe() if request.critical else "",
         scale=request.scale,
         upstream=upstream_counts(tables, arms),
+        order=request.order,
+        arrivals=tuple(arrivals),
+        repeats=_repeats(tables, None, checked, arms, by[0]),
     )
+
+
+def _repeats(
+    tables: TableSet,
+    evidence: Evidence | None,
+    checked: Validated,
+    arms: tuple[str, ...] = (),
+    by: str = "",
+) -> tuple[RepeatEvidence, ...]:
+    """Each metric's repeats as counts of cases, when some case has 2 or more attempts."""
+    if evidence is not None:
+        arms, by = evidence.arms, evidence.by[0]
+    if checked.single_attempts(arms):
+        return ()
+    metrics = [(m, checked.binary(m, arms)) for m in tables.metrics]
+    return repeat_evidence(tables, arms, metrics, by)
 
 
 def _metric(
@@ -158,8 +192,11 @@ def _metric(
     critical: CriticalSelector | None,
     list_limit: int | None,
     checked: Validated,
-) -> tuple[MetricEvidence, dict[str, dict[str, int]]]:
-    """One metric's evidence, and per slicing column the cases in each slice.
+) -> tuple[MetricEvidence, dict[str, dict[str, int]], tuple[CaseArrivals, ...]]:
+    """One metric's evidence, per slicing column the cases in each slice, and the arrivals.
+
+    The arrivals (each arm's cases in the order they arrived) only for a sequential
+    comparison, whose rows carry an order (:func:`case_arrivals`).
 
     ``checked`` (validation's findings) says whether the metric's values are binary and
     whole numbers, and about how many cases there are.
@@ -191,21 +228,8 @@ def _metric(
         arm_stats = reduced.arms
         check_summarizable(arm_stats, arms, metric)
         single = binary and not any(a.max_scored_per_case > 1 for a in arm_stats)
-        pairs = []
-        for j in range(1, len(arms)):
-            listing = list_cases(cases, column, j, limit=list_limit)
-            moved = [str(r["case_id"]) for r in listing["discordant"]]
-            pairs.append(
-                PairEvidence(
-                    candidate=arms[j],
-                    slices=reduced.pairs[j],
-                    # graded or repeated data: the deltas' distribution (binary: the 2x2)
-                    histograms={} if single else delta_histograms(cases, column, j),
-                    listing=listing,
-                    outputs=case_outputs(tables, (arms[0], arms[j]), moved, max_chars=OUTPUT_CHARS),
-                )
-            )
-        slicings.append(SlicingEvidence(by=column, arm_stats=arm_stats, pairs=tuple(pairs)))
+        pairs = _pairs(tables, cases, column, reduced, single, list_limit)
+        slicings.append(SlicingEvidence(by=column, arm_stats=arm_stats, pairs=pairs))
     samples = (
         tuple(side_by_side(tables, cases, by[0], j) for j in range(1, len(arms)))
         if binary and has_inspect_logs(tables)
@@ -219,7 +243,35 @@ def _metric(
         critical=crit,
         samples=samples,
     )
-    return evidence, counts
+    arrivals = case_arrivals(cases, by) if tables.order is not None else ()
+    return evidence, counts, arrivals
+
+
+def _pairs(
+    tables: TableSet,
+    cases: CaseTable,
+    column: str,
+    reduced: SliceReduction,
+    single: bool,
+    list_limit: int | None,
+) -> tuple[PairEvidence, ...]:
+    """The baseline against each candidate on one slicing column."""
+    arms = cases.arms
+    pairs = []
+    for j in range(1, len(arms)):
+        listing = list_cases(cases, column, j, limit=list_limit)
+        moved = [str(r["case_id"]) for r in listing["discordant"]]
+        pairs.append(
+            PairEvidence(
+                candidate=arms[j],
+                slices=reduced.pairs[j],
+                # graded or repeated data: the deltas' distribution (binary: the 2x2)
+                histograms={} if single else delta_histograms(cases, column, j),
+                listing=listing,
+                outputs=case_outputs(tables, (arms[0], arms[j]), moved, max_chars=OUTPUT_CHARS),
+            )
+        )
+    return tuple(pairs)
 
 
 def _three_arm(

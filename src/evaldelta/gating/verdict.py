@@ -128,8 +128,10 @@ def evaluate(
             if name not in {p.candidate for p in slicing.pairs}:
                 raise UsageError(f"candidate {name!r} is not in the comparison")
     rules: list[RuleResult] = []
+    anytime = comparison.sequential is not None  # intervals valid at any stopping time
     for pair in pairs:
-        rules.extend(_pair_rules(PairGate(policy, result, slicing, pair, comparison.confidence)))
+        gate = PairGate(policy, result, slicing, pair, comparison.confidence, anytime)
+        rules.extend(_pair_rules(gate))
     rules, family = _adjust_fails(rules, policy.fail_adjust, 1.0 - comparison.confidence)
     rules = _settled(rules, pairs, comparison.confidence)
     outcome: Outcome = (

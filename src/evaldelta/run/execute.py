@@ -28,11 +28,11 @@ import dataclasses
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evaldelta import __version__
-from evaldelta.checks import metric_names, missing_field
-from evaldelta.errors import Location, MissingColumnError, StoreError, UsageError
+from evaldelta.checks import metric_names
+from evaldelta.errors import StoreError
 from evaldelta.provider import (
     FATAL_KINDS,
     ChatMessage,
@@ -42,20 +42,24 @@ from evaldelta.provider import (
     Provider,
     ProviderError,
 )
+from evaldelta.run._setup import open_providers, prepare, redactor
 from evaldelta.run.arms import Call, Outcome, run_attempt
 from evaldelta.run.cache import cache_key
 from evaldelta.run.cases import CaseSet
-from evaldelta.run.checking import CheckRunner, ChecksVerifier
-from evaldelta.run.config import Arm, CascadeArm, ModelArm, RunConfig, provider_for
+from evaldelta.run.checking import CheckRunner
+from evaldelta.run.config import Arm, ModelArm, RunConfig, provider_for
+from evaldelta.run.coupling import warn_uncoupled
 from evaldelta.run.limits import Clock, Lane, RetryPolicy
 from evaldelta.run.pins import arm_pins, run_id, run_pins, scorer_pins
 from evaldelta.run.prices import PriceTable
 from evaldelta.run.progress import Progress, RunSummary
 from evaldelta.run.providers._common import Redactor
-from evaldelta.run.providers.registry import create_provider, key_variable
 from evaldelta.run.upstream import upstream_values
 from evaldelta.run.writer import GroupWriter
 from evaldelta.store import Store
+
+if TYPE_CHECKING:
+    from evaldelta.run.decided import OnLook, UntilDecided
 
 __all__ = ["Progress", "RunSummary", "WorkItem", "execute", "interleave"]
 
@@ -106,6 +110,7 @@ class _Session:
         self.prices = prices
         self.clock = clock
         self.progress = Progress()
+        self.sequence: dict[int, int] = {}  # case index -> its place in an ordered run's order
         self.stop_reason: str | None = None
         self.stop_detail: str | None = None
         self.inflight: dict[str, asyncio.Future[Completion | ProviderError]] = {}
@@ -132,6 +137,11 @@ class _Session:
             )
         for lane in self.lanes.values():
             lane.retry.rng.seed(config.seed)
+
+    def attach(self, store: Store) -> None:
+        """Write to ``store`` from now on (a run that stops once decided reopens it per look)."""
+        self.store = store
+        self.writer = GroupWriter(store, self.redactor.values)
 
     def _retried(self) -> None:
         self.progress.retries += 1
@@ -275,7 +285,8 @@ class _Session:
                                     self.call, self.checker.verify)  # fmt: skip
         score, error = await self.score(rid, item.arm, case_id, item.repeat, outcome, case)
         upstream = upstream_values(arms[item.arm], self.config, case, case_id, self.redactor.text)
-        values = {**outcome.values(), **upstream, "score": score, "error": error}
+        values = {**outcome.values(), **upstream, "score": score, "error": error,
+                  "sequence": self.sequence.get(item.case_index)}  # fmt: skip
         await self.writer.put_attempt(rid, item.arm, case_id, item.repeat, values)
         self.progress.done += 1
         if error is not None:
@@ -287,71 +298,6 @@ class _Session:
             if call.error is not None and call.cache_key in self.failures:
                 return self.failures[call.cache_key].kind
         return "scoring"
-
-
-def _judge_providers(config: RunConfig) -> list[str]:
-    """The providers judge checks call: the scoring checks' and judge verifiers'."""
-    names: list[str] = []
-    if config.checks is not None:
-        names += [j.provider for j in config.checks.judges if j.mode == "single"][:1]
-    for arm in config.run_arms:
-        verifier = arm.verifier if isinstance(arm, CascadeArm) else None
-        if isinstance(verifier, ChecksVerifier) and verifier.judge is not None:
-            names.append(verifier.judge_check.provider)
-    return list(dict.fromkeys(names))
-
-
-def _needed_providers(config: RunConfig) -> list[str]:
-    names: list[str] = []
-    for arm in config.run_arms:
-        steps = [arm] if isinstance(arm, ModelArm) else [
-            config.model_arm(arm.cheap), config.model_arm(arm.strong)
-        ]  # fmt: skip
-        for step in steps:
-            if step.provider not in names:
-                names.append(step.provider)
-    return names
-
-
-def _check_prices(config: RunConfig, prices: PriceTable) -> None:
-    if config.max_cost is None:
-        return
-    models: set[str] = set()
-    for arm in config.run_arms:
-        if isinstance(arm, CascadeArm):
-            models |= {config.model_arm(arm.cheap).model, config.model_arm(arm.strong).model}
-        else:
-            models.add(arm.model)
-    missing = sorted(m for m in models if not prices.has(m))
-    if missing:
-        raise UsageError(
-            f"--max-cost needs a price for every model, and {', '.join(missing)} has none; "
-            'add it to a prices file (prices = "prices.toml" in the run config)'
-        )
-
-
-def _prerender(config: RunConfig, cases: CaseSet) -> None:
-    """Render every template on every case now: a missing field fails before any call."""
-    for arm in config.arms:
-        if isinstance(arm, ModelArm):
-            for case_id, case in cases.rows:
-                arm.template.render(case, case_id)
-    needs: list[tuple[str, str | None]] = []
-    if config.checks is not None:
-        needs.append(("--checks", missing_field(config.checks, cases.columns)))
-    for arm in config.run_arms:
-        if isinstance(arm, CascadeArm) and isinstance(arm.verifier, ChecksVerifier):
-            lacking = [f for f in arm.verifier.fields if f not in cases.columns]
-            if lacking:
-                needs.append((f"the verifier of cascade {arm.name!r}",
-                              f"it reads case field {lacking[0]!r}"))  # fmt: skip
-    for who, problem in needs:
-        if problem is not None:
-            raise MissingColumnError(
-                f"{who}: {problem}, which the cases file lacks (columns: "
-                f"{', '.join(cases.columns)})",
-                Location(str(cases.path)),
-            )
 
 
 class _LaneProvider:
@@ -383,18 +329,6 @@ class _LaneProvider:
         """The lane's provider is closed by the session's owner, not here."""
 
 
-def _redactor(config: RunConfig) -> Redactor:
-    """A redactor over the keys of every provider the run may call."""
-    names = [*_needed_providers(config), *_judge_providers(config)]
-    variables = []
-    for name in names:
-        pc = provider_for(config, name)
-        variable = key_variable(pc.kind, pc.api_key_env)
-        if variable is not None:
-            variables.append(variable)
-    return Redactor.from_env(variables)
-
-
 async def execute(
     config: RunConfig,
     cases: CaseSet,
@@ -402,49 +336,64 @@ async def execute(
     providers: Mapping[str, Provider] | None = None,
     clock: Clock | None = None,
     on_progress: Callable[[Progress], None] | None = None,
+    until_decided: UntilDecided | None = None,
+    on_look: OnLook | None = None,
 ) -> RunSummary:
-    """Run (or resume) ``config`` over ``cases``; see the module docstring for the order."""
-    prices = PriceTable.load(config.prices)
-    _check_prices(config, prices)
-    _prerender(config, cases)
+    """Run (or resume) ``config`` over ``cases``; see the module docstring for the order.
+
+    ``until_decided``: send the cases in looks and stop once a gate policy's answer is
+    decided (:mod:`evaldelta.run.decided`); ``on_look`` is then told of every look judged.
+    """
+    warn_uncoupled(config)  # --couple with an arm whose provider takes no seed
+    if until_decided is not None:
+        from evaldelta.run.decided import run_until_decided
+
+        return await run_until_decided(
+            config, cases, until_decided, providers=providers, clock=clock,
+            on_progress=on_progress, on_look=on_look,
+        )  # fmt: skip
+    prices = prepare(config, cases)
     rid = run_id(config, cases, prices)
     arms: dict[str, Arm] = {a.name: a for a in config.run_arms}
-    owned: list[Provider] = []
-    given = dict(providers or {})
-    for name in [*_needed_providers(config), *_judge_providers(config)]:
-        if name not in given:
-            pc = provider_for(config, name)
-            given[name] = create_provider(pc.kind, pc.factory_options())
-            owned.append(given[name])
-    try:
+    async with open_providers(config, providers) as given:
         with Store(config.store) as store:
-            new = _begin(store, rid, config, cases, arms, prices)
-            names = {n for a in config.arms for n in (a.name, getattr(a, "model", None)) if n}
-            checker = CheckRunner(given, sorted(names), config.seed)
-            session = _Session(config, cases, store, prices, given, clock or Clock(), checker,
-                               _redactor(config))  # fmt: skip
-            # judge calls go through the same lanes as the arms: the provider's concurrency
-            # bound, rate limits, retries and timeout apply, and their cost counts toward
-            # --max-cost
-            checker.providers = {
-                name: _LaneProvider(name, lane, session) for name, lane in session.lanes.items()
-            }
-            status = await _guarded(session, rid, list(arms), arms, on_progress)
-    finally:
-        for provider in owned:
-            await provider.aclose()
+            new = begin(store, rid, config, cases, arms, prices)
+            session = new_session(config, cases, store, prices, given, clock)
+            status = await guarded(session, rid, list(arms), arms, on_progress)
     return RunSummary(
         rid, str(config.store), status, session.progress, new, tuple(arms), session.stop_detail
     )
 
 
-def _begin(
+def new_session(
+    config: RunConfig,
+    cases: CaseSet,
+    store: Store,
+    prices: PriceTable,
+    given: Mapping[str, Provider],
+    clock: Clock | None,
+) -> _Session:
+    """A session over ``store``, its judge calls going through the arms' lanes."""
+    names = {n for a in config.arms for n in (a.name, getattr(a, "model", None)) if n}
+    checker = CheckRunner(given, sorted(names), config.seed)
+    session = _Session(config, cases, store, prices, given, clock or Clock(), checker,
+                       redactor(config))  # fmt: skip
+    # judge calls go through the same lanes as the arms: the provider's concurrency
+    # bound, rate limits, retries and timeout apply, and their cost counts toward --max-cost
+    checker.providers = {
+        name: _LaneProvider(name, lane, session) for name, lane in session.lanes.items()
+    }
+    return session
+
+
+def begin(
     store: Store,
     rid: str,
     config: RunConfig,
     cases: CaseSet,
     arms: Mapping[str, Arm],
     prices: PriceTable,
+    order: dict[str, Any] | None = None,
 ) -> bool:
     """Record the run (and its scoring); True when it is new, False when it resumes."""
     new = store.begin_run(
@@ -455,7 +404,7 @@ def _begin(
         case_columns=cases.columns,
         repeats=config.repeats,
         arms={name: arm_pins(a, config, prices) for name, a in arms.items()},
-        pins=run_pins(config, prices),
+        pins=run_pins(config, prices, order),
         evaldelta_version=__version__,
     )
     if config.checks is not None:
@@ -468,18 +417,25 @@ def _begin(
     return new
 
 
-async def _guarded(
+async def guarded(
     session: _Session,
     rid: str,
     names: list[str],
     arms: Mapping[str, Arm],
     on_progress: Callable[[Progress], None] | None,
+    only: Sequence[int] | None = None,
 ) -> str:
-    """:func:`_work`, with the run marked ``interrupted`` when it ends in any other way."""
+    """:func:`_work`, with the run marked ``interrupted`` when it ends in any other way.
+
+    ``only``: the case indices to run (one look of a run that stops once decided, in its
+    order), leaving the run ``running`` when they are done; otherwise every case, and the
+    run's status recorded.
+    """
     store = session.store
     try:
-        status = await _work(session, rid, names, arms, on_progress)
-        store.finish_run(rid, status)
+        status = await _work(session, rid, names, arms, on_progress, only)
+        if only is None or status not in ("complete", "incomplete: errors"):
+            store.finish_run(rid, status)
         return status
     except (KeyboardInterrupt, asyncio.CancelledError):
         # every finished attempt is already committed; say so, and let it resume
@@ -506,16 +462,20 @@ async def _work(
     names: list[str],
     arms: Mapping[str, Arm],
     on_progress: Callable[[Progress], None] | None,
+    only: Sequence[int] | None = None,
 ) -> str:
     config, cases, progress = session.config, session.cases, session.progress
     finished = session.store.finished(rid)
+    indices = list(range(len(cases.rows))) if only is None else list(only)
 
     def plan() -> Iterator[tuple[WorkItem, bool]]:  # (attempt, already stored), lazily
-        for it in interleave(len(cases.rows), names, config.repeats):
-            yield it, (it.arm, cases.rows[it.case_index][0], it.repeat) in finished
+        for it in interleave(len(indices), names, config.repeats):
+            item = WorkItem(it.repeat, indices[it.case_index], it.arm)
+            yield item, (it.arm, cases.rows[item.case_index][0], it.repeat) in finished
 
-    progress.total = len(cases.rows) * len(names) * config.repeats
-    progress.skipped = sum(1 for _, stored in plan() if stored)
+    total = len(indices) * len(names) * config.repeats  # a look adds its own to the counts
+    progress.total += total
+    progress.skipped += sum(1 for _, stored in plan() if stored)
     todo = (it for it, stored in plan() if not stored)
     if on_progress is not None:
         on_progress(progress)
@@ -528,8 +488,7 @@ async def _work(
 
     slots = sum(lane.max_concurrency for lane in session.lanes.values())
     tasks = [
-        asyncio.ensure_future(worker())
-        for _ in range(max(1, min(slots, progress.total - progress.skipped)))
+        asyncio.ensure_future(worker()) for _ in range(max(1, min(slots, progress.not_attempted)))
     ]
     try:
         await asyncio.gather(*tasks)

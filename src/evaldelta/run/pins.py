@@ -17,6 +17,7 @@ from evaldelta import __version__
 from evaldelta.run.cases import CaseSet
 from evaldelta.run.checking import checks_pins
 from evaldelta.run.config import Arm, ModelArm, RunConfig, provider_for
+from evaldelta.run.coupling import coupling_pins
 from evaldelta.run.prices import PriceTable
 
 __all__ = ["arm_pins", "run_id", "run_pins", "scorer_pins"]
@@ -44,11 +45,12 @@ def _model_pins(arm: ModelArm, config: RunConfig, prices: PriceTable) -> dict[st
         "template": {"system": arm.template.system, "user": arm.template.user},
         "price_per_mtok": asdict(price) if price is not None else None,
         "pins": dict(arm.pins),
+        **coupling_pins(arm, config),
     }
 
 
 def arm_pins(arm: Arm, config: RunConfig, prices: PriceTable) -> dict[str, Any]:
-    """The pins of one arm (a cascade nests its steps' pins)."""
+    """The pins of one arm (a cascade nests its steps' pins); ``couple*`` under ``--couple``."""
     if isinstance(arm, ModelArm):
         return _model_pins(arm, config, prices)
     return {
@@ -57,11 +59,17 @@ def arm_pins(arm: Arm, config: RunConfig, prices: PriceTable) -> dict[str, Any]:
         "strong": {"arm": arm.strong, **_model_pins(config.model_arm(arm.strong), config, prices)},
         "verifier": arm.verifier.describe(),
         "pins": dict(arm.pins),
+        **coupling_pins(arm, config),
     }
 
 
-def run_pins(config: RunConfig, prices: PriceTable) -> dict[str, Any]:
-    """Run-level pins: the free-form pins, the scorer, the judge, prices, seed, version."""
+def run_pins(
+    config: RunConfig, prices: PriceTable, order: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Run-level pins: the free-form pins, the scorer, the judge, prices, seed, version.
+
+    ``order``: how a run that stops once decided orders its cases (``until_decided``).
+    """
     return {
         **dict(config.pins),
         "scorer": scorer_pins(config),
@@ -69,11 +77,19 @@ def run_pins(config: RunConfig, prices: PriceTable) -> dict[str, Any]:
         "prices": prices.source,
         "seed": config.seed,
         "evaldelta_version": __version__,
+        **({"until_decided": order} if order is not None else {}),
     }
 
 
-def run_id(config: RunConfig, cases: CaseSet, prices: PriceTable) -> str:
-    """A short id that is the same for the same run and differs when anything pinned differs."""
+def run_id(
+    config: RunConfig, cases: CaseSet, prices: PriceTable, order: dict[str, Any] | None = None
+) -> str:
+    """A short id that is the same for the same run and differs when anything pinned differs.
+
+    A run that stops once decided adds its ``order`` (seed, batch size, slicing column and
+    policy hash): the same cases sent in another order, or judged by another policy, are
+    another run (whose calls the response cache still answers).
+    """
     pins = {a.name: arm_pins(a, config, prices) for a in config.run_arms}
     for value in pins.values():  # the price table and the endpoint's limits do not change draws
         for part in (value, value.get("cheap", {}), value.get("strong", {})):
@@ -84,6 +100,7 @@ def run_id(config: RunConfig, cases: CaseSet, prices: PriceTable) -> str:
         "arms": pins,
         "scorer": scorer_pins(config),
         "pins": dict(config.pins),
+        **({"until_decided": order} if order is not None else {}),
     }
     text = json.dumps(identity, sort_keys=True, default=str)
     return "r-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]

@@ -11,6 +11,10 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from evaldelta.run.decided import Decision
 
 __all__ = ["Progress", "RunSummary", "progress_bar"]
 
@@ -53,6 +57,8 @@ class RunSummary:
     new_run: bool
     arms: tuple[str, ...] = field(default_factory=tuple)
     detail: str | None = None  # why a run stopped early (stopped: repeated error)
+    # run --until-decided: the final sequential comparison (its looks) and the verdict
+    decision: Decision | None = None
 
 
 @contextmanager

@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each loads on fir
     )
     from evaldelta.sources._connect import connect
     from evaldelta.sources._export import ImportResult, import_rows
+    from evaldelta.sources._order import ORDER_NAMES
     from evaldelta.sources._pins import display_path, flatten_pins
     from evaldelta.sources._records import read_records
     from evaldelta.sources._registry import (
@@ -45,6 +46,7 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each loads on fir
     from evaldelta.sources._source import ReadOptions, Source, parse_columns, parse_source
 
 _WHERE = {
+    "ORDER_NAMES": "evaldelta.sources._order",
     "ImportIssue": "evaldelta.sources._report",
     "ImportReport": "evaldelta.sources._report",
     "ImportResult": "evaldelta.sources._export",
@@ -77,6 +79,7 @@ _WHERE = {
 __getattr__, __dir__ = lazy_names(__name__, _WHERE, globals())
 
 __all__ = [
+    "ORDER_NAMES",
     "ImportIssue",
     "ImportReport",
     "ImportResult",

@@ -4,7 +4,9 @@ Columns of the relation: ``case_id``, ``arm``, ``repeat``, ``by_<column>`` per s
 column (``slice`` defaults to ``all`` when absent), ``m_<metric>`` per metric (float, null =
 unlabeled) with ``_bad_<metric>`` and ``_raw_<metric>`` for validation, ``cluster``,
 ``cost_usd``, ``model_used``, ``escalated``, ``sample_weight`` and the critical-case flags
-when a source has them, and ``_src`` (the source's index, for locating lines later).
+when a source has them, ``_order`` with ``_bad_order`` and ``_raw_order`` when a sequential
+comparison names its order column (:mod:`evaldelta.sources._order`), and ``_src`` (the
+source's index, for locating lines later).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import ibis.expr.types as ir
 
 from evaldelta.errors import Location, MissingColumnError, UnreadableFileError, UsageError
 from evaldelta.sources._connect import connect
+from evaldelta.sources._order import choose_order, order_columns
 from evaldelta.sources._registry import INTERNAL_COLUMNS, Opened, reader_for
 from evaldelta.sources._report import ImportReport
 from evaldelta.sources._source import ReadOptions, Source
@@ -45,6 +48,9 @@ _SYNONYMS = {
     "score": ("correct", "passed", "pass", "success", "accuracy", "acc", "value", "result",
               "label", "grade", "is_correct"),
 }  # fmt: skip
+# the long row format's own columns: never an order column
+_KNOWN = ("case_id", "arm", "repeat", "slice", "score", "cluster", "cost_usd", "output",
+          "model_used", "escalated", "sample_weight", "tags", "critical")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -63,6 +69,7 @@ class TableSet:
     has_model_used: bool = False  # a model_used column (the model that answered an attempt)
     has_escalated: bool = False  # an escalated column (a cascade sent the attempt onwards)
     upstream: tuple[str, ...] = ()  # kinds with a hash column (evaldelta.sources.hashes): up_<kind>
+    order: str | None = None  # the order column of a sequential comparison (``_order``)
     # ``rows`` without the stripping of case ids and arms, for once validation has found
     # that no row needs it (:meth:`unpadded`); None where the rows are not read here
     plain_rows: ir.Table | None = None
@@ -135,15 +142,21 @@ def read_sources(
     critical_column: str | None = None,
     critical_tag: str | None = None,
     options: ReadOptions | None = None,
+    order: str | None = None,
+    find_order: bool = False,
 ) -> TableSet:
     """Open every source and return one canonical relation (see the module docstring).
 
     ``metrics=None`` takes the first source's default metrics (``score`` for tidy files; an
-    importer's own, such as the first scorer of an Inspect log).
+    importer's own, such as the first scorer of an Inspect log). ``order`` names the order
+    column of a sequential comparison; ``find_order`` looks for one when it names none
+    (:func:`~evaldelta.sources._order.choose_order`).
     """
     con, opened = open_sources(sources, options, con)
     if metrics is None:
         metrics = default_metrics(opened)
+    if order is None and find_order:
+        order = choose_order(opened, (*_KNOWN, *slice_columns, *metrics))
     tables = [o.table for o in opened]
     has_cluster = any("cluster" in t.columns for t in tables)
     has_cost = any("cost_usd" in t.columns for t in tables)
@@ -166,6 +179,8 @@ def read_sources(
         extra.update(_routing_columns(table, has_model_used, has_escalated))
         extra.update(_upstream_columns(table, upstream))
         extra.update(_tie_columns(table, ties))
+        if order is not None:
+            extra.update(_order_columns(item, order, find_order))
         for strip in (True, False):
             projected[strip].append(
                 _project(index, item, slice_columns, metrics, has_cluster, has_cost, extra, strip)
@@ -188,7 +203,16 @@ def read_sources(
         has_model_used=has_model_used,
         has_escalated=has_escalated,
         upstream=upstream,
+        order=order,
     )
+
+
+def _order_columns(opened: Opened, name: str, found: bool) -> dict[str, ir.Value]:
+    """The order columns of one source (:func:`order_columns`); a missing one is an error."""
+    if name not in opened.table.columns:
+        how = " (found by --sequential in another input)" if found else " (from --order)"
+        raise missing_column(name, opened.table.columns, "order column", opened, how, "--order")
+    return order_columns(opened.table[name])
 
 
 def _upstream_kinds(tables: Sequence[ir.Table]) -> tuple[str, ...]:

@@ -29,7 +29,10 @@ class ReadOptions:
     could not map (or had to decide) into an error. ``outputs_on_demand`` lets an importer
     leave the ``output`` column out and fetch the few outputs a comparison lists when asked
     (:attr:`Opened.fetch_outputs`): ``compare`` needs a handful, ``import`` and ``score``
-    need every one.
+    need every one. ``wanted`` are columns the caller reads beyond the long row format (a
+    sequential comparison's order column, or the names it looks for one by): a reader that
+    keeps some of its columns apart (a run store's attempts beside its ``eval_rows`` view)
+    adds those it has.
     """
 
     columns: Mapping[str, str] = field(default_factory=dict)
@@ -37,6 +40,7 @@ class ReadOptions:
     filter: str | None = None
     strict: bool = False
     outputs_on_demand: bool = False
+    wanted: tuple[str, ...] = ()
 
     def given(self) -> set[str]:
         """The names of the options that were set."""

@@ -4,6 +4,10 @@ The store is a DuckDB file (recognized by DuckDB's magic bytes ``DUCK`` at offse
 ``evaldelta compare runs.duckdb`` reads its newest run, and ``--store PATH --run ID`` a
 chosen one. Each arm's pins come from the store's ``run_arms`` table and the run's own
 free-form pins (``[pins]``) under ``run.``; a run that did not finish is reported.
+
+The view holds the attempts' usual columns; a column of the ``attempts`` table it lacks
+(``finished_at``, a ``sequence`` number) is joined in when the caller wants it
+(:attr:`ReadOptions.wanted`: ``--order sequence``), so any column of an attempt can be named.
 """
 
 from __future__ import annotations
@@ -48,7 +52,9 @@ class StoreReader(Reader):
         quoted = resolved.replace("'", "''")
         con.raw_sql(f"ATTACH IF NOT EXISTS '{quoted}' AS {alias} (READ_ONLY)")
         view = con.table("eval_rows", database=(alias, "main"))
-        table = view.filter(view.run_id == run_id)
+        table = _with_attempt_columns(
+            con, alias, view.filter(view.run_id == run_id), run_id, options.wanted
+        )
         pins = run_store_pins(path, run_id)
         builder = ReportBuilder("store", str(path), "evaldelta run", strict=options.strict)
         builder.mapped.append(f"run {run_id} ({status}) from the store's eval_rows view")
@@ -74,6 +80,25 @@ class StoreReader(Reader):
             reports=(report,),
             arm_order=order,
         )
+
+
+_KEYS = ("run_id", "arm", "case_id", "repeat")  # an attempt's key in the store
+
+
+def _with_attempt_columns(
+    con: Any, alias: str, table: Any, run_id: str, wanted: tuple[str, ...]
+) -> Any:
+    """``table`` (the run's view rows) with the ``wanted`` attempt columns the view lacks."""
+    if not wanted:
+        return table
+    attempts = con.table("attempts", database=(alias, "main"))
+    extra = [c for c in dict.fromkeys(wanted) if c in attempts.columns and c not in table.columns]
+    if not extra:
+        return table
+    mine = attempts.filter(attempts.run_id == run_id)
+    mine = mine.select(**{f"_key_{k}": mine[k] for k in _KEYS}, **{c: mine[c] for c in extra})
+    joined = table.left_join(mine, [table[k] == mine[f"_key_{k}"] for k in _KEYS])
+    return joined.select(*table.columns, *extra)
 
 
 def _locate(source: Source, conditions: Mapping[str, object], field: str) -> Location:

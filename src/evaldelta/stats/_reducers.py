@@ -28,7 +28,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["REDUCER_KINDS", "Reducer", "parse_reducer", "reduce_values"]
+__all__ = [
+    "REDUCER_KINDS",
+    "Reducer",
+    "parse_reducer",
+    "pass_at_count",
+    "pass_hat_count",
+    "reduce_values",
+]
 
 ReducerKind = Literal["mean", "median", "mode", "max", "min", "at_least", "pass_at", "pass_hat"]
 REDUCER_KINDS: tuple[ReducerKind, ...] = (
@@ -110,13 +117,27 @@ def reduce_values(values: Sequence[float], reducer: Reducer) -> float:
         return 1.0 if c >= k else 0.0
     if n < k:
         return math.nan
-    if kind == "pass_at":
-        if n - c < k:
-            return 1.0
-        # Chen et al.'s numerically stable product form of 1 - C(n-c, k) / C(n, k) (their
-        # Figure 3), the form Inspect computes, so the two agree to the last bit
-        product = 1.0
-        for i in range(n - c + 1, n + 1):
-            product *= 1.0 - k / i
-        return 1.0 - product
-    return math.comb(c, k) / math.comb(n, k)  # pass_hat
+    return pass_at_count(n, c, k) if kind == "pass_at" else pass_hat_count(n, c, k)
+
+
+def pass_at_count(n: int, c: int, k: int) -> float:
+    """pass@k of a case with ``c`` passes in ``n >= k`` attempts (Chen et al. 2021, eq. 1).
+
+    ``1 - C(n - c, k) / C(n, k)`` in Chen et al.'s numerically stable product form (their
+    Figure 3), the form Inspect computes, so the two agree to the last bit.
+    """
+    if n - c < k:
+        return 1.0
+    product = 1.0
+    for i in range(n - c + 1, n + 1):
+        product *= 1.0 - k / i
+    return 1.0 - product
+
+
+def pass_hat_count(n: int, c: int, k: int) -> float:
+    """pass^k of a case with ``c`` passes in ``n >= k`` attempts: ``C(c, k) / C(n, k)``.
+
+    The unbiased estimate that ``k`` attempts drawn without replacement all pass (Yao et al.
+    2024, tau-bench), in exact integer arithmetic before the one division.
+    """
+    return math.comb(c, k) / math.comb(n, k)

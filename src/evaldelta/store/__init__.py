@@ -12,13 +12,16 @@ Tables::
     attempts   one row per (run, arm, case, repeat): output, score, error, model_used,
                escalated, tokens, cost, latency, every call made (JSON) and, for a
                cascade, the verifier's result (JSON: which checks failed, the judge's score);
-               the upstream hashes (prompt, payload, retrieval) and the rendered prompt
+               the upstream hashes (prompt, payload, retrieval) and the rendered prompt;
+               ``sequence``, the case's position in a ``run --until-decided``'s order
     scores     one row per (run, arm, case, repeat, metric): value and reason; written by
                ``evaldelta score --store`` or ``evaldelta run --checks``
     scorings   one row per scored run: the checks file, its sha256, the metric names, and
                the judges' pins; a run is scored by one checks file at a time
     responses  the response cache: one row per successful paid call, keyed on provider,
                model, parameters, rendered prompt and repeat index
+    looks      one row per look of a ``run --until-decided``: what it sent, the totals after
+               it, the gate's outcome and the slices decided (:mod:`evaldelta.store._looks`)
     eval_rows  VIEW: attempts in the long row format plus the case's columns and one column
                per stored metric (``pass``, ``check.<id>``, ``reason.<id>``,
                ``judge_score[.<id>]``, ``pairwise.<id>``), which
@@ -26,8 +29,9 @@ Tables::
                Its ``score`` column is the runner's own scorer (``[score]`` regex/python,
                or the overall pass with ``run --checks``; null when there is none).
 
-Schema versions: 1 (no scores) and 2 (no upstream hashes) are read as they are and migrated
-in place to 3 when first opened for writing (``evaldelta run``, ``evaldelta score --store``).
+Schema versions: 1 (no scores), 2 (no upstream hashes) and 3 (no sequence, no looks) are
+read as they are and migrated in place to 4 when first opened for writing (``evaldelta run``,
+``evaldelta score --store``).
 
 Durability: DuckDB commits each statement (autocommit), writing it to the write-ahead log
 before the call returns; a killed process loses nothing committed, and the next open replays
@@ -60,6 +64,7 @@ from evaldelta.store._db import (
     _CONFIG,
     _DDL,
     _DDL_V2,
+    _DDL_V4,
     _TABLES,
     ATTEMPT_FIELDS,
     RESERVED_COLUMNS,
@@ -69,12 +74,12 @@ from evaldelta.store._db import (
     _check_file,
     _Connection,
     _failure,
-    _ident,
-    _json_path,
     _now,
     _private,
     migrations,
 )
+from evaldelta.store._looks import Looks
+from evaldelta.store._view import View
 
 __all__ = [
     "ATTEMPT_FIELDS",
@@ -89,7 +94,7 @@ __all__ = [
 ]
 
 
-class Store:
+class Store(Looks, View):
     """An open run store; use as a context manager, or call :meth:`close`."""
 
     def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
@@ -136,7 +141,7 @@ class Store:
                 )
             if read_only:
                 raise StoreError(f"{self.path} is not an evaldelta run store (no meta table)")
-            self.con.execute(_DDL + _DDL_V2)
+            self.con.execute(_DDL + _DDL_V2 + _DDL_V4)
             self.con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
             self._refresh_view()
             return
@@ -485,52 +490,6 @@ class Store:
             case = json.loads(item.pop("case_json") or "{}")
             out.append({**case, **item})
         return out
-
-    # -- the eval_rows view -----------------------------------------------------------------
-    def _metrics(self) -> list[str]:
-        if self.version == 1:
-            return []
-        names: list[str] = []
-        for (text,) in self.con.execute("SELECT metrics FROM scorings ORDER BY run_id").fetchall():
-            for name in json.loads(text or "[]"):
-                if name not in RESERVED_COLUMNS and name not in names:
-                    names.append(name)
-        return names
-
-    def _refresh_view(self) -> None:
-        metrics = self._metrics()
-        shown = [*metrics, *("reason." + m[6:] for m in metrics if m.startswith("check."))]
-        columns: list[str] = []
-        for (text,) in self.con.execute("SELECT case_columns FROM runs").fetchall():
-            for name in json.loads(text or "[]"):
-                if name not in RESERVED_COLUMNS and name not in shown and name not in columns:
-                    columns.append(name)
-        extra = "".join(
-            f", json_extract_string(c.case_json, {_json_path(n)}) AS {_ident(n)}" for n in columns
-        )
-        join = ""
-        if metrics:
-            pivot = []
-            for m in metrics:
-                lit = "'" + m.replace("'", "''") + "'"
-                pivot.append(f"max(value) FILTER (WHERE metric = {lit}) AS {_ident(m)}")
-                if m.startswith("check."):
-                    reason = _ident("reason." + m[6:])
-                    pivot.append(f"max(reason) FILTER (WHERE metric = {lit}) AS {reason}")
-            extra += "".join(f", s.{_ident(n)}" for n in shown)
-            join = (
-                " LEFT JOIN (SELECT run_id, arm, case_id, repeat, " + ", ".join(pivot) +
-                " FROM scores GROUP BY run_id, arm, case_id, repeat) s ON a.run_id = s.run_id "
-                "AND a.arm = s.arm AND a.case_id = s.case_id AND a.repeat = s.repeat"
-            )  # fmt: skip
-        self.con.execute(
-            "CREATE OR REPLACE VIEW eval_rows AS SELECT a.run_id, a.case_id, a.arm, a.repeat, "
-            "a.score, a.output, a.cost_usd, a.latency_ms, a.input_tokens, a.output_tokens, "
-            "a.model_used, a.model_version, a.escalated, a.error, a.prompt_hash, a.payload_hash, "
-            "a.retrieval_hash, a.rendered_prompt"
-            f"{extra} FROM attempts a JOIN cases c ON a.run_id = c.run_id AND "
-            f"a.case_id = c.case_id{join}"
-        )
 
 
 def resolve_run(path: str | Path, run: str | None) -> str:

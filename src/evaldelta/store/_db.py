@@ -27,13 +27,15 @@ __all__ = [
 ]
 
 
-SCHEMA_VERSION = 3
-# version 3: each attempt's upstream hashes (evaldelta.sources.hashes) and its rendered prompt
+SCHEMA_VERSION = 4
+# version 3: each attempt's upstream hashes (evaldelta.sources.hashes) and its rendered prompt;
+# version 4: each attempt's sequence (its case's position in a run --until-decided's order)
+# and the looks table of such runs
 UPSTREAM_FIELDS = ("prompt_hash", "payload_hash", "retrieval_hash", "rendered_prompt")
 RESERVED_COLUMNS = frozenset(
     {"run_id", "case_id", "arm", "repeat", "score", "output", "error", "model_used",
      "model_version", "escalated", "input_tokens", "output_tokens", "cost_usd", "latency_ms",
-     "calls_json", "finished_at", "verifier_json", *UPSTREAM_FIELDS}
+     "calls_json", "finished_at", "verifier_json", "sequence", *UPSTREAM_FIELDS}
 )  # fmt: skip
 MetricValues = Mapping[str, tuple[float | None, str | None]]  # metric -> (value, reason)
 
@@ -55,7 +57,7 @@ CREATE TABLE IF NOT EXISTS attempts (
     input_tokens BIGINT, output_tokens BIGINT, cost_usd DOUBLE, latency_ms DOUBLE,
     calls_json VARCHAR, finished_at TIMESTAMP, verifier_json VARCHAR,
     prompt_hash VARCHAR, payload_hash VARCHAR, retrieval_hash VARCHAR, rendered_prompt VARCHAR,
-    PRIMARY KEY (run_id, arm, case_id, repeat));
+    sequence INTEGER, PRIMARY KEY (run_id, arm, case_id, repeat));
 CREATE TABLE IF NOT EXISTS responses (
     cache_key VARCHAR PRIMARY KEY, provider VARCHAR, model VARCHAR, text VARCHAR,
     model_version VARCHAR, input_tokens BIGINT, output_tokens BIGINT, finish_reason VARCHAR,
@@ -69,11 +71,19 @@ CREATE TABLE IF NOT EXISTS scorings (
     run_id VARCHAR PRIMARY KEY, source VARCHAR, checks_path VARCHAR, checks_sha256 VARCHAR,
     metrics VARCHAR, meta_json VARCHAR, score_is_pass BOOLEAN, scored_at TIMESTAMP);
 """
+# a run --until-decided's looks: what each look sent (cases per slice, JSON), then, once the
+# look is judged, the totals after it, the gate's outcome and the slices decided (JSON)
+_DDL_V4 = """
+CREATE TABLE IF NOT EXISTS looks (
+    run_id VARCHAR, look INTEGER, sent_json VARCHAR, cases INTEGER, calls INTEGER, usd DOUBLE,
+    outcome VARCHAR, decided_json VARCHAR, started_at TIMESTAMP, judged_at TIMESTAMP,
+    PRIMARY KEY (run_id, look));
+"""
 
 ATTEMPT_FIELDS = (
     "output", "score", "error", "model_used", "model_version", "escalated",
     "input_tokens", "output_tokens", "cost_usd", "latency_ms", "calls_json", "verifier_json",
-    *UPSTREAM_FIELDS,
+    *UPSTREAM_FIELDS, "sequence",
 )  # fmt: skip
 RESPONSE_FIELDS = ("provider", "model", "text", "model_version", "input_tokens",
                    "output_tokens", "finish_reason", "latency_ms")  # fmt: skip
@@ -83,7 +93,9 @@ def migrations(version: int) -> list[str]:
     """The statements that bring a store of schema ``version`` to :data:`SCHEMA_VERSION`.
 
     1 -> 2: the verifier column and the score tables; 2 -> 3: the upstream hash columns
-    (null for attempts recorded before: compare then has no hashes for them).
+    (null for attempts recorded before: compare then has no hashes for them); 3 -> 4: the
+    attempts' sequence (null for attempts of runs not ordered by run --until-decided) and the
+    looks table.
     """
     out: list[str] = []
     if version < 2:
@@ -92,6 +104,8 @@ def migrations(version: int) -> list[str]:
         out += [
             f"ALTER TABLE attempts ADD COLUMN IF NOT EXISTS {c} VARCHAR" for c in UPSTREAM_FIELDS
         ]
+    if version < 4:
+        out += ["ALTER TABLE attempts ADD COLUMN IF NOT EXISTS sequence INTEGER", _DDL_V4]
     return out
 
 

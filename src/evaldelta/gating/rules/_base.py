@@ -87,6 +87,7 @@ class PairGate:
     slicing: SlicingResult
     pair: PairComparison
     confidence: float = 0.95  # the comparison's, for the standardized rule's break-even
+    sequential: bool = False  # the comparison's intervals are confidence sequences
 
     def delta(self, slice_name: str) -> SliceDelta | None:
         """The pair's delta on one slice."""
@@ -123,6 +124,14 @@ class PairGate:
                 "sentence": f"the interval of the {what} has zero width: it rests on no "
                 "variation, so the data cannot decide",
             }
+        if getattr(result, "drift", False):
+            return {
+                "outcome": INCONCLUSIVE,
+                "leaning": lean,
+                "sentence": f"the confidence sequence of the {what} excludes its own running "
+                "mean: the outcomes drift along the order, so the cases did not arrive in "
+                "random order and the sequence does not hold; the data cannot decide",
+            }
         need = self.policy.min_informative
         if informative is not None and informative < need:
             return {
@@ -130,6 +139,13 @@ class PairGate:
                 "leaning": lean,
                 "sentence": f"the {what} rests on {informative} informative pairs (pairs whose "
                 f"scores differ), fewer than min_informative = {need}: the data cannot decide",
+            }
+        if hasattr(result, "fail_pvalue"):  # a confidence sequence: valid at any n of cases
+            return {
+                "outcome": outcome,
+                "leaning": leaning,
+                "sentence": f"{sentence} (anytime-valid)",
+                "p_fail": stats.fail_pvalue(result, bound),
             }
         cases = getattr(result, "n", None)
         if (

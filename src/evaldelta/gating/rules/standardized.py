@@ -1,7 +1,9 @@
 """``[standardized]``: non-inferiority of the fixed-mix delta under a named mix.
 
 ``mix = "chosen"`` (the default) judges every ``--mix`` mix, one result each, with the
-shares at which its outcome would change (:mod:`evaldelta.gating._mix_rules`).
+shares at which its outcome would change (:mod:`evaldelta.gating._mix_rules`). A
+sequential comparison has no standardized result (no anytime-valid form of it): the rule
+is then a policy error, not judged.
 """
 
 from __future__ import annotations
@@ -56,6 +58,14 @@ class StandardizedMargin(Rule):
     def evaluate(self, gate: PairGate, setting: Any, slice_name: str | None) -> list[RuleResult]:
         """One result per mix judged: every --mix mix for ``chosen``."""
         rule: StandardizedRule = setting
+        if gate.sequential:
+            raise PolicyError(
+                "[standardized] has no anytime-valid form, so a sequential gate "
+                "(--sequential) cannot judge it: it judges max_regression, min_score, "
+                "min_cases, critical cases and max_cost_ratio; gate without --sequential, or "
+                "use a policy without [standardized]",
+                gate.policy.where("standardized"),
+            )
         found = standardized_for(gate.pair, rule.mix)
         if not found:
             have = ", ".join(s.mix for s in gate.pair.standardized)

@@ -18,6 +18,7 @@ from evaldelta.report.sections import (
     arms,
     checks,
     cost,
+    coupling,
     coverage,
     evidence,
     footer,
@@ -30,6 +31,7 @@ from evaldelta.report.sections import (
     pins,
     plan,
     pooled,
+    reliability,
     repeats,
     samples,
     sequential,
@@ -70,6 +72,7 @@ SECTIONS: list[Any] = [
     only(notes.LOUD_NOTES, "markdown"),  # the comment flags them after the upstream warning
     PAIRS,  # every pair, each showing PAIR_SECTIONS
     samples.SAMPLES,
+    reliability.RELIABILITY,
     summaries.SUMMARIES,
     leakage.LEAKAGE,  # text, Markdown (the HTML shows it under the checks)
     three_arm.THREE_ARM,
@@ -87,6 +90,7 @@ PAIR_SECTIONS: list[Any] = [
     only(mixes.MIXES, "html"),  # mix sensitivity, after the rates per arm
     pooled.POOLED,
     evidence.EVIDENCE,
+    coupling.COUPLING,  # run --couple: how far the arms' outcomes moved together
     coverage.COVERAGE,
     moved.MOVED,
     arms.ARMS,

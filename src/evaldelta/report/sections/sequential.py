@@ -88,7 +88,10 @@ def _lead(seq: Sequential, column: str, method: str) -> str:
         f"sequence (CS) over the cases in the order of {column}, not a fixed-sample "
         "interval: it stays valid however often it was looked at and whenever the looking "
         "stopped, and it is wider than a fixed-sample interval on the same cases. Every p-value "
-        f"is anytime-valid too. Method: {method}."
+        f"is anytime-valid too. Method: {method}. It assumes the cases came in random "
+        "order (each a fresh draw from one population), as a run's stratified random order "
+        "does; a log ordered by difficulty or source does not, and a sequence that then "
+        "excludes its own mean is flagged in the notes."
     )
 
 
@@ -152,7 +155,7 @@ def sequential_view(comparison: Comparison) -> SequentialView:
     head, rows, note = _look_rows(seq) if seq.looks else ((), (), "")
     return SequentialView(
         seq,
-        lead=_lead(seq, seq.column, seq.method),
+        lead=_lead(seq, f"'{seq.column}'", seq.method),
         left_out=f"Not shown (fixed-sample only): {left_out}." if left_out else "",
         stopped=_stopped(seq),
         calls=_calls(seq),
