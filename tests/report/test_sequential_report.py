@@ -125,7 +125,8 @@ def test_text_says_sequential_first_and_labels_every_interval(pair):
     fixed, seq = pair
     text = render_text(seq)
     lines = text.splitlines()
-    assert lines[1].startswith(f"Sequential: {LEAD} (CS) over the cases in the order of ts")
+    assert lines[1].startswith(f"Sequential: {LEAD} (CS) over the cases in the order of 'ts'")
+    assert "It assumes the cases came in random order" in lines[1]
     assert "wider than a fixed-sample interval on the same cases" in lines[1]
     assert "Every p-value is anytime-valid too" in lines[1]
     assert "betting confidence sequence (Waudby-Smith and Ramdas 2024)" in lines[1]
