@@ -937,6 +937,10 @@ def main(argv: list[str] | None = None) -> int:
     cells, gate, power, margin = run(args.quick)
     text = render(cells, gate, power, args, time.perf_counter() - t0, margin)
     args.out.parent.mkdir(parents=True, exist_ok=True)
+    if args.out.exists():  # bench/sequential.py --write-docs owns its section: keep it
+        from sequential import keep_section
+
+        text = keep_section(args.out.read_text(), text)
     args.out.write_text(text)
     print(f"wrote {args.out}", file=sys.stderr)
     for study in SECTIONS:

@@ -36,6 +36,8 @@ __all__ = [
     "Moments",
     "PairEvidence",
     "PairSliceStats",
+    "RepeatEvidence",
+    "RepeatSpreadMoments",
     "Request",
     "SampleRow",
     "SampleSideBySide",
@@ -367,6 +369,45 @@ class CaseArrivals:
 
 
 @dataclass(frozen=True)
+class RepeatSpreadMoments:
+    """A graded metric's spread across repeats in one (arm, slice), as sums over cases.
+
+    Over the ``cases`` with at least 2 scored attempts: ``sd_total`` and ``sd_sumsq`` sum
+    each case's standard deviation (ddof = 1) and its square; ``within_ss`` sums
+    ``(n_i - 1) s_i^2`` and ``within_df`` sums ``n_i - 1``; ``short`` counts the others.
+    """
+
+    cases: int
+    short: int
+    sd_total: float
+    sd_sumsq: float
+    within_ss: float
+    within_df: int
+
+
+@dataclass(frozen=True)
+class RepeatEvidence:
+    """One metric's repeats on one slicing column, as counts of cases (no case leaves).
+
+    ``cells``: arm -> slice -> ``(attempts, passes)`` -> cases (pass/fail metrics; a case's
+    scored attempts and those at 1); ``pairs``: candidate -> slice -> ``(baseline attempts,
+    baseline passes, candidate attempts, candidate passes)`` -> shared cases; ``spread``:
+    arm -> slice -> moments (graded metrics); ``identical``: arm -> ``(cases with 2 or more
+    stored outputs, those whose outputs are all byte-identical)``, when rows carry outputs.
+    """
+
+    metric: str
+    by: str
+    binary: bool
+    cells: Mapping[str, Mapping[str, Mapping[tuple[int, int], int]]] = field(default_factory=dict)
+    pairs: Mapping[str, Mapping[str, Mapping[tuple[int, int, int, int], int]]] = field(
+        default_factory=dict
+    )
+    spread: Mapping[str, Mapping[str, RepeatSpreadMoments]] = field(default_factory=dict)
+    identical: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Evidence:
     """Everything a comparison reads from the data, as plain values."""
 
@@ -395,6 +436,8 @@ class Evidence:
     # in the order they arrived (comparison/sequential.py reads the intervals off them)
     order: str | None = None
     arrivals: tuple[CaseArrivals, ...] = ()
+    # repeated attempts (2 or more on some case): per metric, on the first slicing column
+    repeats: tuple[RepeatEvidence, ...] = ()
 
     @property
     def baseline(self) -> str:

@@ -187,10 +187,17 @@ def _store(path: Path, rows: Sequence[Row]) -> Path:
         store.begin_run("r1", cases_path="cases.jsonl", cases_sha256="0" * 64, cases=cases,
                         case_columns=["slice"], repeats=1, arms=arms, pins={},
                         evaldelta_version="test")  # fmt: skip
-        for r in rows:  # with its place in the run's order, as the runner records it
-            store.put_attempt("r1", r["arm"], r["case_id"], r["repeat"],
-                              {"score": r["score"], "sequence": r["seq"]})  # fmt: skip
+        for r in rows:
+            store.put_attempt("r1", r["arm"], r["case_id"], r["repeat"], {"score": r["score"]})
         store.finish_run("r1", "complete")
+    # what the runner records with each attempt (store schema 4): its place in the run's order
+    con = duckdb.connect(str(path))
+    for r in rows:
+        con.execute(
+            "UPDATE attempts SET sequence = ? WHERE arm = ? AND case_id = ? AND repeat = ?",
+            [r["seq"], r["arm"], r["case_id"], r["repeat"]],
+        )
+    con.close()
     return path
 
 

@@ -142,6 +142,15 @@ ReduceOpt = Annotated[
         "reducer), else mean.",
     ),
 ]
+PassKOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--k",
+        min=1,
+        help="With repeated attempts: the k of pass@k and pass^k (default: the most attempts "
+        "every arm has on a case).",
+    ),
+]
 OutputOpt = Annotated[Path | None, typer.Option("-o", "--output", help="Write here.")]
 StoreOpt = Annotated[
     Path | None,
@@ -360,6 +369,7 @@ class RowOptions:
     reduce: str
     sequential: bool
     order: str | None
+    k: int | None
 
     @classmethod
     def of(cls, params: Mapping[str, Any]) -> RowOptions:
@@ -392,4 +402,5 @@ class RowOptions:
             "reduce": self.reduce,
             "order": self.order,
             "sequential": self.sequential,
+            "k": self.k,
         }

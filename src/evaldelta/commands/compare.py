@@ -31,6 +31,7 @@ from evaldelta.commands._shared import (
     MixOpt,
     OrderOpt,
     OutputOpt,
+    PassKOpt,
     ReduceOpt,
     RowOptions,
     RunOpt,
@@ -159,6 +160,7 @@ def compare_cmd(
     reduce: ReduceOpt = "auto",
     sequential: SequentialOpt = False,
     order: OrderOpt = None,
+    k: PassKOpt = None,
 ) -> None:
     """Compare a baseline with candidates: per-slice paired deltas, standardized and pooled."""
     shared = RowOptions.of(locals())  # first: the parameters only

@@ -27,6 +27,7 @@ from evaldelta.commands._shared import (
     MixOpt,
     OrderOpt,
     OutputOpt,
+    PassKOpt,
     ReduceOpt,
     RowOptions,
     RunOpt,
@@ -108,6 +109,7 @@ def gate_cmd(
     reduce: ReduceOpt = "auto",
     sequential: SequentialOpt = False,
     order: OrderOpt = None,
+    k: PassKOpt = None,
 ) -> None:
     """Gate a release: apply a policy to the comparison; exit 0 pass, 1 fail, 3 inconclusive."""
     shared = RowOptions.of(locals())  # first: the parameters only

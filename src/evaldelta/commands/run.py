@@ -19,6 +19,7 @@ import typer
 if TYPE_CHECKING:
     from evaldelta.comparison.model import Look
     from evaldelta.gating import Verdict
+    from evaldelta.run.config import RunConfig
     from evaldelta.run.decided import UntilDecided
     from evaldelta.run.progress import RunSummary
 
@@ -63,6 +64,14 @@ def run_cmd(
         ),
     ] = None,
     progress: Annotated[bool, typer.Option(help="Progress bar on a terminal.")] = True,
+    couple: Annotated[
+        bool,
+        typer.Option(
+            "--couple",
+            help="Send every arm the same seed per (case, repeat) (openai and local "
+            "providers), so the arms' sampling shares its randomness.",
+        ),
+    ] = False,
     until_decided: Annotated[
         bool,
         typer.Option(
@@ -132,6 +141,7 @@ def run_cmd(
         max_cost=max_cost,
         score_regex=score_regex,
         checks=checks,
+        couple=couple or None,
     )
     if cfg.cases is None:
         raise UsageError('give a CASES file, or cases = "..." in the run config')
@@ -139,6 +149,7 @@ def run_cmd(
     if until_decided:
         plan = _plan(policy, by, batch, stop, max_calls, max_usd, seed, scale, cfg.seed)
     case_set = load_cases(cfg.cases)
+    _coupling_warning(cfg)
     with progress_bar(progress) as update:
         summary = asyncio.run(
             execute(cfg, case_set, on_progress=update, until_decided=plan, on_look=_look_line)
@@ -162,6 +173,18 @@ def run_cmd(
         typer.echo("  not decided yet: rerun the same command to resume the look", err=True)
     if plan is not None or summary.progress.errors or summary.status == "stopped: repeated error":
         raise typer.Exit(EXIT_ERRORS)
+
+
+def _coupling_warning(cfg: RunConfig) -> None:
+    """Say once, before any call, which arms --couple cannot couple (not again as a warning)."""
+    import warnings
+
+    from evaldelta.run.coupling import CouplingWarning, warn_uncoupled
+
+    warnings.filterwarnings("ignore", category=CouplingWarning)
+    said = warn_uncoupled(cfg)
+    if said is not None:
+        typer.echo(f"evaldelta: warning: {said}", err=True)
 
 
 def _plan(

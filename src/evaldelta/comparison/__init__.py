@@ -64,6 +64,7 @@ def compare(
     reduce: str = "auto",
     order: str | None = None,
     sequential: bool = False,
+    k: int | None = None,
 ) -> Comparison:
     """Compare a baseline arm with one or more candidates; see the README for what is reported.
 
@@ -93,18 +94,16 @@ def compare(
     ``order`` (or ``sequential``: the column named ``order``, ``sequence``, ``timestamp`` or
     ``created_at``; numbers or times): every interval a confidence sequence over the cases in
     that order, valid at any stopping time (:mod:`evaldelta.comparison.sequential`).
+    ``k``: with repeated attempts, the k of pass@k and pass^k (default: the largest number
+    of attempts every compared arm has on some case; :mod:`.comparison._reliability`).
     ``by``: the slicing columns (default ``slice``; rows without one are one slice, ``all``,
     and the comparison's notes say so, naming columns that look like slicing columns).
     """
     from evaldelta.engine.evidence import gather  # the queries: loaded when they run
 
     _check_options(interval, list_limit, confidence)
-    declared: dict[str, Any] = {
-        "allowed_pin_differences": tuple(allowed_pin_differences),
-        "expected_changes": check_kinds(expected_changes),
-        "allowed_upstream_changes": check_kinds(allowed_upstream_changes, "[upstream] allow"),
-    }
-    declared["by_given"] = bool(by)
+    declared = _declared(allowed_pin_differences, expected_changes, allowed_upstream_changes,
+                         by_given=bool(by), k=k)  # fmt: skip
     by = tuple(by or ()) or ("slice",)
     tables = _read(files, backend, table, slice_columns=by,
                    metrics=tuple(metrics) if metrics else None,
@@ -183,6 +182,26 @@ def _options(
         ),
         traffic_label=display_path(traffic[0]) if traffic is not None else None,
     )
+
+
+def _declared(
+    allowed_pin_differences: Sequence[str],
+    expected_changes: Sequence[str],
+    allowed_upstream_changes: Sequence[str],
+    *,
+    by_given: bool,
+    k: int | None,
+) -> dict[str, Any]:
+    """The :class:`Options` the caller declares, checked."""
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+        raise UsageError(f"--k takes a number of attempts >= 1, not {k!r}")
+    return {
+        "allowed_pin_differences": tuple(allowed_pin_differences),
+        "expected_changes": check_kinds(expected_changes),
+        "allowed_upstream_changes": check_kinds(allowed_upstream_changes, "[upstream] allow"),
+        "by_given": by_given,
+        "pass_k": k,
+    }
 
 
 def _check_options(interval: str, list_limit: int | None, confidence: float) -> None:

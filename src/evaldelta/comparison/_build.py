@@ -14,6 +14,7 @@ from typing import Literal
 from evaldelta import __version__, stats
 from evaldelta.comparison._mixes import NamedMix
 from evaldelta.comparison._notes import Notes
+from evaldelta.comparison._reliability import identical_notes, reliability
 from evaldelta.comparison._slicing import SlicingBuilder
 from evaldelta.comparison._three_arm import three_arm_summary
 from evaldelta.comparison.leakage import leakage_from_metrics
@@ -47,6 +48,7 @@ class Options:
     mixes: tuple[NamedMix, ...] = ()
     reducer_chosen_by: str = "default"  # "--reduce" | "the logs' own" | "default"
     by_given: bool = True  # the slicing columns were named (--by), not the default slice
+    pass_k: int | None = None  # pass@k and pass^k's k (--k); None: the arms' common repeats
 
     def named(self) -> tuple[NamedMix, ...]:
         """The mixes to standardize on, in order (the first is the chosen mix)."""
@@ -81,6 +83,8 @@ def build(evidence: Evidence, options: Options) -> Comparison:
         if evidence.three_arm is not None
         else None
     )
+    repeats = reliability(evidence.repeats, arms, options.confidence, options.pass_k)
+    notes.items.extend(identical_notes(repeats))
     built = Comparison(
         schema_version=SCHEMA_VERSION,
         evaldelta_version=__version__,
@@ -111,6 +115,7 @@ def build(evidence: Evidence, options: Options) -> Comparison:
         mixes=tuple(m.name for m in options.named()),
         repeats=_repeats(evidence, options),
         samples=tuple(s for m in evidence.metrics for s in m.samples),
+        reliability=repeats,
     )
     if evidence.order is None:
         return built
@@ -151,6 +156,7 @@ def _metric(
                 notes=notes,
                 critical=m.critical,
                 critical_selector=evidence.critical_selector,
+                pins=evidence.pins,
             ).build()
         )
     repeated = any(ev.repeated for ev in m.slicings)

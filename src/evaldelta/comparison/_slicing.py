@@ -10,10 +10,11 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from evaldelta import stats
+from evaldelta.comparison._coupling import pair_coupling
 from evaldelta.comparison._notes import Notes
 from evaldelta.comparison._settle import with_plans
 from evaldelta.comparison._standardized import Standardizer, normalize
@@ -42,6 +43,7 @@ from evaldelta.evidence import (
     SlicingEvidence,
     check_summarizable,
 )
+from evaldelta.sources._pins import PinValue
 
 __all__ = ["SlicingBuilder"]
 Interval = Literal["wald", "newcombe"]
@@ -63,6 +65,7 @@ class SlicingBuilder:
     critical: tuple[list[CriticalStats], float] | None = None
     critical_selector: str = ""
     binary: bool = False  # every score is 0 or 1 (with or without repeats)
+    pins: Mapping[str, Mapping[str, PinValue]] = field(default_factory=dict)  # per arm
 
     @property
     def by(self) -> str:
@@ -228,6 +231,7 @@ class SlicingBuilder:
             discordant=self._moved(base, cand, listing["discordant"], ev.outputs),
             cost=_cost(b_all, c_all),
             critical=self._critical(base, cand),
+            coupling=pair_coupling(pair_stats, self.pins, ALL_CASES),
         )
 
     def _moved(

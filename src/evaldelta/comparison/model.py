@@ -7,11 +7,13 @@ Numbers are never rounded here; rounding happens only in ``report/``. The JSON f
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
+from evaldelta.comparison._coupling import Coupling, SliceCoupling
 from evaldelta.comparison._leakage_model import (
     STYLE_FLAG,
     CriterionLeakage,
@@ -19,7 +21,16 @@ from evaldelta.comparison._leakage_model import (
     RubricLeakage,
 )
 from evaldelta.comparison._planning_model import ShareSweep, SlicePlan, SweepPoint
+from evaldelta.comparison._reliability_model import (
+    ArmReliability,
+    ArmSpread,
+    IdenticalRepeats,
+    MetricReliability,
+    PassHatDelta,
+    Reliability,
+)
 from evaldelta.comparison._sequential_model import Look, Sequential
+from evaldelta.comparison._three_arm_model import ThreeArmCost, ThreeArmSlice, ThreeArmSummary
 from evaldelta.evidence import SampleSideBySide
 from evaldelta.sources._pins import PinValue
 from evaldelta.sources._report import ImportIssue, ImportReport
@@ -37,29 +48,37 @@ __all__ = [
     "SCHEMA_VERSION",
     "STYLE_FLAG",
     "USUAL_SCALES",
+    "ArmReliability",
     "ArmSlice",
+    "ArmSpread",
     "CaseRef",
     "Comparison",
     "Cost",
+    "Coupling",
     "CriterionLeakage",
     "CriticalCase",
     "CriticalEvidence",
     "DeltaHistogram",
+    "IdenticalRepeats",
     "ImportIssue",
     "ImportReport",
     "LeakageExample",
     "Look",
+    "MetricReliability",
     "MetricResult",
     "MovedCase",
     "NotInComparison",
     "PairComparison",
+    "PassHatDelta",
     "PinDifference",
     "PinValue",
     "Pooled",
+    "Reliability",
     "RepeatReduction",
     "RubricLeakage",
     "Sequential",
     "ShareSweep",
+    "SliceCoupling",
     "SliceDelta",
     "SlicePlan",
     "SlicingResult",
@@ -71,6 +90,8 @@ __all__ = [
     "TwoByTwo",
     "UpstreamCheck",
     "UpstreamExample",
+    "anytime_types",
+    "json_left_out",
     "to_jsonable",
 ]
 
@@ -321,6 +342,8 @@ class PairComparison:
     critical: CriticalEvidence | None = None
     # the headline mix's most relevant slices, each swept from 0 to 100% of the mix
     share_sweeps: tuple[ShareSweep, ...] = ()
+    # how the arms' per-case outcomes moved together (run --couple: coupled by seed)
+    coupling: Coupling | None = None
 
     def slice(self, name: str) -> SliceDelta:
         """The delta in slice ``name`` (:data:`ALL_CASES` is the overall row)."""
@@ -424,44 +447,6 @@ class UpstreamCheck:
 
 
 @dataclass(frozen=True)
-class ThreeArmCost:
-    """What one arm cost in one slice (from ``cost_usd``): total and per case it ran."""
-
-    arm: str
-    total_usd: float
-    per_case: float
-
-
-@dataclass(frozen=True)
-class ThreeArmSlice:
-    """Always-cheap, cascade and always-strong in one slice (or over all cases).
-
-    ``n`` counts the cases all three arms scored; the means, ``gap`` (strong - cheap, the
-    most quality at stake in routing) and ``recovered`` (cascade - cheap) are paired over
-    them. ``recovered_share`` is recovered / gap: NaN (with a note) when the gap is 0.
-    ``escalation_rate`` is the share of the cascade's attempts that escalated (None without
-    an ``escalated`` or ``model_used`` column). ``divergent`` is cascade - strong on the
-    ``divergent_n`` cases where the cascade kept the cheap model (no attempt escalated): the
-    only cases where the two arms called different models.
-    """
-
-    slice: str
-    n: int
-    cheap_mean: float
-    cascade_mean: float
-    strong_mean: float
-    gap: PairedResult
-    recovered: PairedResult
-    recovered_share: float
-    cascade_attempts: int
-    escalated_attempts: int | None
-    escalation_rate: float | None
-    divergent_n: int | None
-    divergent: PairedResult | None
-    cost: tuple[ThreeArmCost, ...] | None = None
-
-
-@dataclass(frozen=True)
 class RepeatReduction:
     """How each case's repeated attempts became one value, beside how their tools reduce them.
 
@@ -475,29 +460,6 @@ class RepeatReduction:
     reducer: str
     chosen_by: str  # "--reduce" | "the logs' own" | "default"
     tools: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class ThreeArmSummary:
-    """The three-arm design (always-cheap, cascade, always-strong) on one metric and column.
-
-    ``roles_from`` is ``given`` (``three_arm=`` / ``--three-arm``) or ``pins`` (a run
-    store's cascade arm names its cheap and strong steps). ``escalation_basis`` says how an
-    escalated attempt was told: ``escalated`` (the column), ``model_used`` (differs from
-    ``cheap_model``, the always-cheap arm's own model) or ``none``. ``slices`` are sorted by
-    gap, largest first.
-    """
-
-    cheap: str
-    cascade: str
-    strong: str
-    metric: str
-    by: str
-    roles_from: str
-    escalation_basis: str
-    cheap_model: str | None
-    slices: tuple[ThreeArmSlice, ...]
-    overall: ThreeArmSlice
 
 
 @dataclass(frozen=True)
@@ -546,6 +508,8 @@ class Comparison:
     samples: tuple[SampleSideBySide, ...] = field(default=())
     # set when every interval is a confidence sequence in the order of a column (--sequential)
     sequential: Sequential | None = None
+    # with repeated attempts: pass@k, pass^k and the paired pass^k delta, or the spread
+    reliability: Reliability | None = None
 
     def slicing(self, metric: str | None = None, by: str | None = None) -> SlicingResult:
         """One metric's results under one slicing column (defaults: the first of each)."""
@@ -563,12 +527,41 @@ class Comparison:
         return _one("candidate", candidate, pairs)
 
 
+@functools.cache
+def anytime_types() -> tuple[type, ...]:
+    """The anytime-valid result types (imported on first use: they load numpy)."""
+    from evaldelta.stats import AnytimeEstimate, AnytimeResult
+
+    return (AnytimeResult, AnytimeEstimate)
+
+
+def json_left_out(tp: type) -> frozenset[str]:
+    """Fields a result type holds for the code but not for a reader.
+
+    An anytime result's per-case ``values`` in arrival order (as many as the cases:
+    unbounded), from which its confidence sequence was read.
+    """
+    return frozenset({"values"}) if issubclass(tp, anytime_types()) else frozenset()
+
+
 def to_jsonable(obj: Any) -> Any:
-    """Turn a result tree into JSON-ready values: NaN and infinities become null."""
+    """Turn a result tree into JSON-ready values: NaN and infinities become null.
+
+    An anytime-valid result (a confidence sequence: :class:`~evaldelta.stats.AnytimeResult`,
+    :class:`~evaldelta.stats.AnytimeEstimate`) is marked ``"anytime": true`` and carries its
+    range (``low_end``, ``high_end``) but not its per-case ``values`` (:func:`json_left_out`).
+    """
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        out = {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        left_out = json_left_out(type(obj))
+        out = {
+            f.name: to_jsonable(getattr(obj, f.name))
+            for f in dataclasses.fields(obj)
+            if f.name not in left_out
+        }
         if isinstance(obj, SimpsonResult):
             out["kind"] = obj.kind
+        if left_out:  # an anytime result
+            out["anytime"] = True
         return out
     if isinstance(obj, Mapping):
         return {str(k): to_jsonable(v) for k, v in obj.items()}

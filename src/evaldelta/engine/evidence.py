@@ -27,6 +27,7 @@ from evaldelta.engine._reduce import (
     list_cases,
     slice_weight_totals,
 )
+from evaldelta.engine._reliability import repeat_evidence
 from evaldelta.engine._repeats import reduce_repeats
 from evaldelta.engine._samples import has_inspect_logs, side_by_side
 from evaldelta.engine._slices import SliceReduction, reduce_slices
@@ -47,6 +48,7 @@ from evaldelta.evidence import (
     Evidence,
     MetricEvidence,
     PairEvidence,
+    RepeatEvidence,
     Request,
     SlicingEvidence,
     ThreeArmEvidence,
@@ -109,7 +111,8 @@ def _gather_reduced(tables: TableSet, request: Request, reducer: Reducer) -> Evi
     reduced = reduce_repeats(source, reducer, raw.arms, tables.metrics)
     checked = validate(reduced, request.scale, cost_by=by[0])
     checked = replace(checked, trimmed=raw.trimmed, observed=raw.observed)
-    return replace(_gather(reduced, request, checked), reducer=reducer.name)
+    evidence = _gather(reduced, request, checked)
+    return replace(evidence, reducer=reducer.name, repeats=_repeats(source, evidence, raw))
 
 
 def _gather(tables: TableSet, request: Request, checked: Validated) -> Evidence:
@@ -161,7 +164,24 @@ def _gather(tables: TableSet, request: Request, checked: Validated) -> Evidence:
         upstream=upstream_counts(tables, arms),
         order=request.order,
         arrivals=tuple(arrivals),
+        repeats=_repeats(tables, None, checked, arms, by[0]),
     )
+
+
+def _repeats(
+    tables: TableSet,
+    evidence: Evidence | None,
+    checked: Validated,
+    arms: tuple[str, ...] = (),
+    by: str = "",
+) -> tuple[RepeatEvidence, ...]:
+    """Each metric's repeats as counts of cases, when some case has 2 or more attempts."""
+    if evidence is not None:
+        arms, by = evidence.arms, evidence.by[0]
+    if checked.single_attempts(arms):
+        return ()
+    metrics = [(m, checked.binary(m, arms)) for m in tables.metrics]
+    return repeat_evidence(tables, arms, metrics, by)
 
 
 def _metric(

@@ -205,11 +205,15 @@ def rests_on(d: SliceDelta, pass_fail_repeats: bool = False) -> str:
     ``" (rests on k discordant pairs)"``: Newcombe's pass/fail interval on fewer than
     ``stats.MIN_DISCORDANT`` discordant pairs covers as little as 0.89 when they all go one
     way (issue 24, item 12); a gate rule needs ``min_informative`` (10) of them anyway.
+    Nothing beside a confidence sequence (a sequential comparison): its coverage does not
+    rest on a large-sample approximation.
     """
     from evaldelta import stats
 
     res = d.paired
     if res is None or d.informative is None:
+        return ""
+    if isinstance(res, stats.AnytimeResult):  # a confidence sequence holds on any number
         return ""
     if d.table is not None:
         if res.interval == "newcombe" and d.informative < stats.MIN_DISCORDANT:

@@ -8,9 +8,7 @@ is written. The plots are the one trusted markup (SVG that matplotlib wrote).
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
-import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
@@ -26,6 +24,7 @@ from evaldelta.comparison.model import (
 from evaldelta.comparison.ordering import ordered_slices
 from evaldelta.gating import Verdict
 from evaldelta.gating.rules import rule_of
+from evaldelta.report._diff import DiffSpan, word_diff
 from evaldelta.report._facts import (
     attempt_flag,
     attempt_sentence,
@@ -40,7 +39,14 @@ from evaldelta.report._facts import (
     standardized_rests_on,
 )
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct, fmt_signed
-from evaldelta.report._plan_rows import PLAN_NOTE, PlanRow, inconclusive_slices, plan_rows
+from evaldelta.report._plan_rows import (
+    PLAN_NOTE,
+    PLAN_SEQUENTIAL,
+    PlanRow,
+    inconclusive_slices,
+    plan_rows,
+)
+from evaldelta.report._sequential import P_WORD, interval_word
 from evaldelta.report.plots import ForestRow, HistogramPanel, RateRow
 from evaldelta.report.sections.heading import answer_lines
 
@@ -58,14 +64,6 @@ __all__ = [
     "rate_rows",
     "word_diff",
 ]
-
-
-@dataclass(frozen=True)
-class DiffSpan:
-    """A run of words in a word-level diff: ``same``, ``del`` (baseline) or ``ins``."""
-
-    op: str
-    text: str
 
 
 @dataclass(frozen=True)
@@ -157,25 +155,7 @@ class PairView:
     plan_note: str = ""
     histogram: tuple[HistogramPanel, list[HistogramPanel]] | None = None
     histogram_note: str = ""
-
-
-_WORDS = re.compile(r"\s+|[^\s]+")
-
-
-def word_diff(before: str, after: str) -> tuple[DiffSpan, ...]:
-    """A word-level diff (difflib on words and whitespace runs) as plain-text spans."""
-    a, b = _WORDS.findall(before), _WORDS.findall(after)
-    spans: list[DiffSpan] = []
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if op == "equal":
-            spans.append(DiffSpan("same", "".join(a[i1:i2])))
-            continue
-        if op in ("delete", "replace"):
-            spans.append(DiffSpan("del", "".join(a[i1:i2])))
-        if op in ("insert", "replace"):
-            spans.append(DiffSpan("ins", "".join(b[j1:j2])))
-    return tuple(spans)
+    interval: str = "interval"  # an interval column's head (``anytime 95% CS``: sequential)
 
 
 def _rate(mean: float, n: int, single: bool) -> str:
@@ -353,7 +333,9 @@ def _moved_view(m: MovedCase, diff: tuple[DiffSpan, ...]) -> MovedView:
     )
 
 
-def _evidence(view: PairView, pair: PairComparison, single: bool, alpha: float) -> None:
+def _evidence(
+    view: PairView, pair: PairComparison, single: bool, alpha: float, sequential: bool
+) -> None:
     o = pair.overall
     binary = view.binary
     if o.paired is None:
@@ -369,9 +351,15 @@ def _evidence(view: PairView, pair: PairComparison, single: bool, alpha: float) 
             "only_candidate": t.only_candidate,
             "both_fail": t.both_fail,
         }
+        test = f"{P_WORD} =" if sequential else "exact McNemar p ="
         view.evidence.append(
             f"The evidence is {t.only_baseline + t.only_candidate} cases, not {o.n_pairs}; "
-            f"exact McNemar p = {fmt_p(o.paired.pvalue, alpha)}."
+            f"{test} {fmt_p(o.paired.pvalue, alpha)}."
+        )
+    elif sequential:  # a confidence sequence has no SE
+        view.evidence.append(
+            f"Mean per-case delta {fmt_signed(o.paired.estimate, 4)}, {P_WORD} = "
+            f"{fmt_p(o.paired.pvalue, alpha)} ({o.paired.method})."
         )
     else:
         view.evidence.append(
@@ -447,6 +435,7 @@ def pair_view(
     single = binary and not metric.repeated
     alpha_conf = comparison.confidence
     alpha = 1.0 - alpha_conf
+    sequential = comparison.sequential is not None
     arm_at = {(a.arm, a.slice): a for a in arms}
     key = (pair.baseline, pair.candidate)
     order = ordered_slices(pair, arms)
@@ -462,7 +451,11 @@ def pair_view(
         binary=binary,
         unit="points" if binary else "score units",
         answer=[
-            line for line in answer_lines(pair, binary, confidence=alpha_conf, arms=arms) if line
+            line
+            for line in answer_lines(
+                pair, binary, confidence=alpha_conf, arms=arms, sequential=sequential
+            )
+            if line
         ],
         order_rule=order.rule(pair.paired_available),
         one_slice=one_slice_sentence(only) if only is not None else "",
@@ -472,11 +465,12 @@ def pair_view(
             _slice_row(d, binary, single, arm_at, *key, alpha) for d in ordered if only is None
         ],
         overall=_slice_row(pair.overall, binary, single, arm_at, *key, alpha),
+        interval=interval_word(comparison),
     )
     _rates_and_weights(view, pair, arms)
     view.flag = _flag(pair, binary)
     _shared_facts(view, pair, metric, ordered)
-    _evidence(view, pair, single, alpha)
+    _evidence(view, pair, single, alpha, sequential)
     view.moved = _moved(pair)
     view.moved_total = pair.discordant_total
     view.moved_slices = sorted({m.slice for m in pair.discordant})
@@ -498,6 +492,8 @@ def pair_view(
     if only is not None:  # the one slice is all cases: named as the table names it
         view.plan = [dataclasses.replace(p, slice="all cases") for p in view.plan]
     view.plan_note = PLAN_NOTE if view.plan else ""
+    if view.plan and sequential:
+        view.plan_note += " " + PLAN_SEQUENTIAL
     _histogram(view, pair, ordered)
     return view
 

@@ -21,7 +21,7 @@ from evaldelta.report._format import fmt_delta
 if TYPE_CHECKING:
     from evaldelta.gating import RuleResult, Verdict
 
-__all__ = ["PLAN_NOTE", "PlanRow", "inconclusive_slices", "plan_rows"]
+__all__ = ["PLAN_NOTE", "PLAN_SEQUENTIAL", "PlanRow", "inconclusive_slices", "plan_rows"]
 
 PLAN_NOTE = (
     "Pairs to settle: the paired n at which this slice's own interval would clear the bound "
@@ -34,6 +34,12 @@ PLAN_NOTE = (
     "approximation beside it), the same arithmetic as `evaldelta plan`; MDE: the smallest "
     "delta detectable at today's n. n/a when the observed delta sits on the bound or the "
     "slice has no spread to estimate from."
+)
+
+# a sequential comparison's plan: the figures above are a fixed design's, not the sequence's
+PLAN_SEQUENTIAL = (
+    "These are a fixed design's pairs (a fixed-sample interval), not a confidence "
+    "sequence's: the sequence is wider on the same cases, so it settles a slice later."
 )
 
 

@@ -29,11 +29,19 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 
-from evaldelta.comparison.model import Comparison
+from evaldelta.comparison.model import Comparison, Sequential
 from evaldelta.gating import FAIL, INCONCLUSIVE, RuleResult, Verdict
 from evaldelta.report._format import fmt_p
 from evaldelta.report._pins import fmt_pin
-from evaldelta.report.verdict import outcome_word, rule_numbers, rule_where, rule_why
+from evaldelta.report.sections.sequential import sequential_lines, sequential_view
+from evaldelta.report.verdict import (
+    anytime,
+    interval_column,
+    outcome_word,
+    rule_numbers,
+    rule_where,
+    rule_why,
+)
 
 __all__ = ["render_verdict_junit", "xml_text"]
 
@@ -46,22 +54,25 @@ def xml_text(text: str) -> str:
     return _NOT_XML.sub("", text)
 
 
-def _figures(rule: RuleResult, binary: bool) -> str:
-    """The numbers behind a rule, on one line."""
+def _figures(rule: RuleResult, binary: bool, interval: str = "interval") -> str:
+    """The numbers behind a rule, on one line (``interval``: what its interval is called)."""
     est, ci, bound, n = rule_numbers(rule, binary)
     parts = [f"outcome {outcome_word(rule)}"]
-    for label, value in (("estimate", est), ("interval", ci), ("bound", bound), ("n", n)):
+    for label, value in (("estimate", est), (interval, ci), ("bound", bound), ("n", n)):
         if value:
             parts.append(f"{label} {value}")
     if rule.p_fail_adjusted is not None:
-        parts.append(f"adjusted p (fail) {fmt_p(rule.p_fail_adjusted)}")
+        p = "adjusted p (fail)" if interval == "interval" else "adjusted anytime-valid p (fail)"
+        parts.append(f"{p} {fmt_p(rule.p_fail_adjusted)}")
     if rule.method:
         parts.append(f"method {rule.method}")
     parts.append(f"basis {rule.basis}")
     return "; ".join(parts)
 
 
-def _case(parent: ET.Element, rule: RuleResult, verdict: Verdict, binary: bool) -> str:
+def _case(
+    parent: ET.Element, rule: RuleResult, verdict: Verdict, binary: bool, interval: str
+) -> str:
     """One test case; returns how it counts: ``failure``, ``skipped`` or ``pass``."""
     where = rule_where(rule)
     case = ET.SubElement(
@@ -73,7 +84,7 @@ def _case(parent: ET.Element, rule: RuleResult, verdict: Verdict, binary: bool) 
             "time": "0",
         },
     )
-    figures = _figures(rule, binary)
+    figures = _figures(rule, binary, interval)
     why = xml_text(rule_why(rule))
     counted = "pass"
     if rule.outcome == FAIL:
@@ -100,6 +111,7 @@ def _properties(
     candidate: str,
     pins: Mapping[str, Mapping[str, object]],
     policy_sha256: str | None,
+    sequential: Sequential | None = None,
 ) -> None:
     props = ET.SubElement(parent, "properties")
     values: list[tuple[str, str]] = [
@@ -120,11 +132,34 @@ def _properties(
         ("evaldelta.fail_adjust", verdict.fail_adjust),
         ("evaldelta.on_inconclusive", verdict.on_inconclusive),
     ]
+    if anytime(verdict, None if sequential is None else True):
+        values.append(("evaldelta.intervals", "anytime-valid confidence sequences (sequential)"))
+    values += _sequential_properties(sequential)
     for arm in (verdict.baseline, candidate):
         for key, value in sorted((pins.get(arm) or {}).items()):
             values.append((f"pins.{arm}.{key}", fmt_pin(value)))  # type: ignore[arg-type]
     for name, value in values:
         ET.SubElement(props, "property", {"name": xml_text(name), "value": xml_text(value)})
+
+
+def _sequential_properties(seq: Sequential | None) -> list[tuple[str, str]]:
+    """A sequential comparison's order column, method and, for a stopped run, its calls."""
+    if seq is None:
+        return []
+    out = [
+        ("evaldelta.sequential.order", seq.column),
+        ("evaldelta.sequential.method", seq.method),
+        ("evaldelta.sequential.looks", str(len(seq.looks))),
+    ]
+    for key, value in (
+        ("stopping", seq.stopping),
+        ("stopped_because", seq.stopped_because),
+        ("calls", seq.calls),
+        ("fixed_calls", seq.fixed_calls),
+    ):
+        if value is not None:
+            out.append((f"evaldelta.sequential.{key}", str(value)))
+    return out
 
 
 def render_verdict_junit(
@@ -135,11 +170,17 @@ def render_verdict_junit(
 ) -> str:
     """The verdict as a JUnit XML document (``<testsuites>``, one suite per candidate).
 
-    ``comparison`` supplies the pins; ``policy_sha256`` is the policy file's hash (the
-    command reads the file; this renderer does no I/O).
+    ``comparison`` supplies the pins and, when sequential, says so: the suite's properties
+    name the order column and the stopped run's calls, each figure line calls the interval
+    a confidence sequence, and the suite's ``system-out`` holds the report's sequential
+    section (with the looks). ``policy_sha256`` is the policy file's hash (the command reads
+    the file; this renderer does no I/O).
     """
     binary = verdict.kind == "binary"
     pins: Mapping[str, Mapping[str, object]] = comparison.pins if comparison is not None else {}
+    seq = comparison.sequential if comparison is not None else None
+    interval = interval_column(verdict, None if seq is None else True)
+    story = sequential_lines(sequential_view(comparison)) if comparison is not None else []
     root = ET.Element("testsuites", {"name": "evaldelta gate"})
     totals = {"tests": 0, "failure": 0, "skipped": 0}
     for candidate in verdict.candidates:
@@ -149,10 +190,13 @@ def render_verdict_junit(
             "testsuite",
             {"name": xml_text(f"evaldelta gate: {candidate} vs {verdict.baseline}")},
         )
-        _properties(suite, verdict, candidate, pins, policy_sha256)
+        _properties(suite, verdict, candidate, pins, policy_sha256, seq)
         counts = {"failure": 0, "skipped": 0, "pass": 0}
         for rule in rules:
-            counts[_case(suite, rule, verdict, binary)] += 1
+            counts[_case(suite, rule, verdict, binary, interval)] += 1
+        if story:
+            out = ET.SubElement(suite, "system-out")
+            out.text = xml_text("\n".join(story))
         suite.set("tests", str(len(rules)))
         suite.set("failures", str(counts["failure"]))
         suite.set("errors", "0")

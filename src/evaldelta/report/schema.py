@@ -13,9 +13,39 @@ import typing
 from collections.abc import Mapping
 from typing import Any
 
-from evaldelta.comparison.model import SCHEMA_VERSION, Comparison
+from evaldelta.comparison.model import SCHEMA_VERSION, Comparison, json_left_out
+from evaldelta.stats import AnytimeEstimate, AnytimeResult, Estimate, PairedResult
 
 __all__ = ["comparison_schema", "verdict_schema"]
+
+# a field of the base type holds either it or its anytime-valid form (a sequential
+# comparison's confidence sequences: ``"anytime": true``, no per-case ``values``)
+_ANYTIME = {PairedResult: AnytimeResult, Estimate: AnytimeEstimate}
+
+
+def _dataclass_def(tp: type, defs: dict[str, Any]) -> None:
+    """Put ``tp``'s object schema in ``defs`` under its name (once)."""
+    name = tp.__name__
+    if name in defs:
+        return
+    defs[name] = {}  # placeholder against recursion
+    hints = typing.get_type_hints(tp)
+    left_out = json_left_out(tp)
+    props = {
+        f.name: _schema_for(hints[f.name], defs)
+        for f in dataclasses.fields(tp)
+        if f.name not in left_out
+    }
+    if name == "SimpsonResult":
+        props["kind"] = {"enum": ["reversal", "mix_shift", "none"]}
+    if tp in _ANYTIME.values():
+        props["anytime"] = {"const": True}
+    defs[name] = {
+        "type": "object",
+        "properties": props,
+        "required": sorted(props),
+        "additionalProperties": False,
+    }
 
 
 def _schema_for(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
@@ -45,20 +75,12 @@ def _schema_for(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
         value = typing.get_args(tp)[1]
         return {"type": "object", "additionalProperties": _schema_for(value, defs)}
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        name = tp.__name__
-        if name not in defs:
-            defs[name] = {}  # placeholder against recursion
-            hints = typing.get_type_hints(tp)
-            props = {f.name: _schema_for(hints[f.name], defs) for f in dataclasses.fields(tp)}
-            if name == "SimpsonResult":
-                props["kind"] = {"enum": ["reversal", "mix_shift", "none"]}
-            defs[name] = {
-                "type": "object",
-                "properties": props,
-                "required": sorted(props),
-                "additionalProperties": False,
-            }
-        return {"$ref": f"#/$defs/{name}"}
+        _dataclass_def(tp, defs)
+        anytime = _ANYTIME.get(tp)
+        if anytime is None:
+            return {"$ref": f"#/$defs/{tp.__name__}"}
+        _dataclass_def(anytime, defs)
+        return {"anyOf": [{"$ref": f"#/$defs/{t.__name__}"} for t in (tp, anytime)]}
     raise TypeError(f"no JSON Schema rule for {tp!r}")
 
 

@@ -19,9 +19,12 @@ from evaldelta.gating.rules import rule_of
 from evaldelta.gating.rules.critical import NOT_RUN
 from evaldelta.report._escape import md_code, md_text, term_text
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_pct, places_apart
+from evaldelta.stats import ANYTIME_METHOD
 
 __all__ = [
+    "anytime",
     "basis_note",
+    "interval_column",
     "outcome_word",
     "regression_phrase",
     "render_verdict_json",
@@ -214,13 +217,43 @@ def _not_run(verdict: Verdict, name: Callable[[str], str] = _same) -> list[str]:
     return out
 
 
-def basis_note(verdict: Verdict) -> str:
-    """What the rules were judged on: whole intervals at the confidence, or point estimates."""
+def anytime(verdict: Verdict, sequential: bool | None = None) -> bool:
+    """Whether the rules were judged on confidence sequences (a sequential comparison).
+
+    ``sequential`` when the caller knows (the report has the comparison); otherwise read off
+    the rules: a rule judged on a confidence sequence names its method.
+    """
+    if sequential is not None:
+        return sequential
+    return any(r.method == ANYTIME_METHOD for r in verdict.rules)
+
+
+def interval_column(verdict: Verdict, sequential: bool | None = None) -> str:
+    """The rule table's interval column: ``interval``, or ``anytime 95% CS``."""
+    if not anytime(verdict, sequential):
+        return "interval"
+    return f"anytime {fmt_pct(verdict.confidence)} CS"
+
+
+def basis_note(verdict: Verdict, sequential: bool | None = None) -> str:
+    """What the rules were judged on: whole intervals at the confidence, or point estimates.
+
+    A sequential verdict says its intervals are confidence sequences and its p-values
+    anytime-valid, so no reader takes it for the fixed-sample gate.
+    """
     conf = fmt_pct(verdict.confidence)
     if verdict.basis == "point":
         return (
             "Basis: point estimates (the seed's plain rule; no interval, so identical releases "
             "can fail by chance)."
+        )
+    if anytime(verdict, sequential):
+        return (
+            f"Basis: anytime-valid {conf} confidence sequences (sequential), not fixed-sample "
+            "intervals: valid however often the gate was run on the growing data and whenever "
+            "it stopped. A rule passes when the whole confidence sequence clears its bound, "
+            "fails only when it misses the bound, and is inconclusive in between. "
+            + _adjust_note(verdict, anytime=True)
         )
     return (
         f"Basis: {conf} intervals. A rule passes when the whole interval clears its bound, "
@@ -229,7 +262,7 @@ def basis_note(verdict: Verdict) -> str:
     )
 
 
-def _adjust_note(verdict: Verdict) -> str:
+def _adjust_note(verdict: Verdict, anytime: bool = False) -> str:
     """How the fail decisions were protected against the number of rules and slices."""
     k = verdict.family
     if verdict.fail_adjust == "none":
@@ -238,18 +271,40 @@ def _adjust_note(verdict: Verdict) -> str:
             "rules, identical releases can fail more often than alpha/2."
         )
     name = "Holm" if verdict.fail_adjust == "holm" else "Bonferroni"
+    if anytime:
+        return (
+            f"Fail decisions {name}-adjusted across {k} rule(s) on their anytime-valid "
+            f"p-values (fail_adjust = {verdict.fail_adjust!r}), so identical releases fail at "
+            "most alpha/2 of the time, however often the gate looked."
+        )
     return (
         f"Fail decisions {name}-adjusted across {k} interval-judged rule(s) (fail_adjust = "
         f"{verdict.fail_adjust!r}), so identical releases fail at most alpha/2 of the time."
     )
 
 
-def render_verdict_text(verdict: Verdict) -> str:
-    """Plain text: headline, what failed, then every rule with its numbers and reason."""
+def _sequential_tag(verdict: Verdict, sequential: bool | None) -> str:
+    """The verdict's title says it was judged on confidence sequences."""
+    return " · sequential (anytime-valid)" if anytime(verdict, sequential) else ""
+
+
+def _sequential(comparison: Comparison | None) -> bool | None:
+    """Whether the comparison is sequential; None without one (then read off the rules)."""
+    return None if comparison is None else comparison.sequential is not None
+
+
+def render_verdict_text(verdict: Verdict, comparison: Comparison | None = None) -> str:
+    """Plain text: headline, what failed, then every rule with its numbers and reason.
+
+    ``comparison`` (the one the verdict judged) says whether its intervals are confidence
+    sequences; without it, the rules say (:func:`anytime`).
+    """
     binary = verdict.kind == "binary"
+    sequential = _sequential(comparison)
     out = [
         f"evaldelta gate · policy {verdict.policy} · {', '.join(verdict.candidates)} vs "
-        f"{verdict.baseline} · metric {verdict.metric} ({verdict.kind}) · by {verdict.by}",
+        f"{verdict.baseline} · metric {verdict.metric} ({verdict.kind}) · by {verdict.by}"
+        + _sequential_tag(verdict, sequential),
         verdict_headline(verdict),
     ]
     fails = _failures(verdict)
@@ -259,9 +314,10 @@ def render_verdict_text(verdict: Verdict) -> str:
     elif fails:
         out.append("Fails: " + "; ".join(fails) + ".")
     out.extend(_not_run(verdict))
-    out.append(basis_note(verdict))
+    out.append(basis_note(verdict, sequential))
     out.append("")
-    head = ["outcome", "rule", "candidate", "slice / case", "estimate", "interval", "bound", "n"]
+    interval = interval_column(verdict, sequential)
+    head = ["outcome", "rule", "candidate", "slice / case", "estimate", interval, "bound", "n"]
     rows = [head]
     reasons = []
     for r in _sorted(verdict):
@@ -285,9 +341,11 @@ def render_verdict_text(verdict: Verdict) -> str:
     return "\n".join(term_text(line) for line in out).rstrip() + "\n"
 
 
-def _markdown_table(rules: list[RuleResult], binary: bool, candidate: bool) -> list[str]:
+def _markdown_table(
+    rules: list[RuleResult], binary: bool, candidate: bool, interval: str = "interval"
+) -> list[str]:
     """The rules as a Markdown table; the candidate column only when there are several."""
-    head = ["outcome", "rule", "slice / case", "estimate", "interval", "bound", "n", "why"]
+    head = ["outcome", "rule", "slice / case", "estimate", interval, "bound", "n", "why"]
     align = ["---", "---", "---", "---:", "---", "---:", "---:", "---"]
     if candidate:
         head.insert(2, "candidate")
@@ -304,19 +362,23 @@ def _markdown_table(rules: list[RuleResult], binary: bool, candidate: bool) -> l
     return out
 
 
-def render_verdict_markdown(verdict: Verdict) -> str:
+def render_verdict_markdown(verdict: Verdict, comparison: Comparison | None = None) -> str:
     """Markdown for a pull-request comment: badge, failures, the rules that decided.
 
     The passing rules follow, folded into a ``<details>`` block (GitHub renders it closed).
+    ``comparison`` as in :func:`render_verdict_text`.
     """
     binary = verdict.kind == "binary"
+    sequential = _sequential(comparison)
     several = len(verdict.candidates) > 1
+    interval = interval_column(verdict, sequential)
     names = ", ".join(md_code(c) for c in verdict.candidates)
     out = [
         f"### evaldelta gate: {_BADGE[verdict.decision]}",
         "",
         f"{names} vs {md_code(verdict.baseline)} · metric {md_code(verdict.metric)} "
-        f"({md_text(verdict.kind)}) · by {md_code(verdict.by)} · policy {md_code(verdict.policy)}",
+        f"({md_text(verdict.kind)}) · by {md_code(verdict.by)} · policy {md_code(verdict.policy)}"
+        + _sequential_tag(verdict, sequential),
         "",
         md_text(verdict_headline(verdict)),
         "",
@@ -333,19 +395,19 @@ def render_verdict_markdown(verdict: Verdict) -> str:
     deciding = [r for r in ordered if r.outcome != PASS]
     passed = [r for r in ordered if r.outcome == PASS]
     if deciding:
-        out += [*_markdown_table(deciding, binary, several), ""]
+        out += [*_markdown_table(deciding, binary, several, interval), ""]
     else:
         out += ["No rule failed or was inconclusive.", ""]
     if passed:
         word = "rule" if len(passed) == 1 else "rules"
         out += [f"<details><summary>{len(passed)} {word} passed</summary>", ""]
-        out += [*_markdown_table(passed, binary, several), "", "</details>", ""]
+        out += [*_markdown_table(passed, binary, several, interval), "", "</details>", ""]
     shares = _break_even_lines(verdict, md_text)
     if shares:
         out += ["**Break-even of the standardized rule:**", ""]
         out += [f"- {line}" for line in shares]
         out.append("")
-    out.append(f"_{md_text(basis_note(verdict))}_")
+    out.append(f"_{md_text(basis_note(verdict, sequential))}_")
     return "\n".join(out).rstrip() + "\n"
 
 

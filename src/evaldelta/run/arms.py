@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from evaldelta.errors import EvaldeltaError
 from evaldelta.run.checking import CheckRunner, Verifier, VerifierResult
 from evaldelta.run.config import Arm, CascadeArm, ModelArm, RunConfig
+from evaldelta.run.coupling import coupled_arm
 
 __all__ = ["Call", "Caller", "Outcome", "Verify", "run_attempt"]
 
@@ -39,6 +40,7 @@ class Call:
     cost_usd: float | None = None
     latency_ms: float | None = None
     error: str | None = None
+    seed: int | None = None  # the seed sent (an arm's own, or --couple's for the case)
 
 
 Caller = Callable[[ModelArm, Mapping[str, Any], str, int], Awaitable[Call]]
@@ -83,6 +85,20 @@ class Outcome:
         }
 
 
+async def _step(
+    caller: Caller,
+    arm: ModelArm,
+    config: RunConfig,
+    case: Mapping[str, Any],
+    case_id: str,
+    repeat: int,
+) -> Call:
+    """One model call, coupled under ``--couple`` (the seed sent is recorded with the call)."""
+    arm = coupled_arm(arm, config, case_id, repeat)
+    call = await caller(arm, case, case_id, repeat)
+    return replace(call, seed=arm.params.seed)
+
+
 async def run_attempt(
     arm: Arm,
     config: RunConfig,
@@ -97,7 +113,7 @@ async def run_attempt(
     ``verify`` runs a cascade's verifier (default: in-process, no judge provider).
     """
     if isinstance(arm, ModelArm):
-        call = await caller(arm, case, case_id, repeat)
+        call = await _step(caller, arm, config, case, case_id, repeat)
         return Outcome(call.text, call.error, arm.model, call.model_version, None, (call,))
     verify = verify or CheckRunner({}, (), config.seed).verify
     return await _cascade(arm, config, case, case_id, repeat, caller, verify)
@@ -113,7 +129,7 @@ async def _cascade(
     verify: Verify,
 ) -> Outcome:
     cheap, strong = config.model_arm(arm.cheap), config.model_arm(arm.strong)
-    first = await caller(cheap, case, case_id, repeat)
+    first = await _step(caller, cheap, config, case, case_id, repeat)
     if first.error is not None:
         return Outcome(None, f"cheap step: {first.error}", cheap.model, None, False, (first,))
     try:
@@ -127,7 +143,7 @@ async def _cascade(
     why = dict(verdict.detail)
     if verdict.passed:
         return Outcome(first.text, None, cheap.model, first.model_version, False, (first,), why)
-    second = await caller(strong, case, case_id, repeat)
+    second = await _step(caller, strong, config, case, case_id, repeat)
     error = f"strong step: {second.error}" if second.error is not None else None
     return Outcome(
         second.text, error, strong.model, second.model_version, True, (first, second), why

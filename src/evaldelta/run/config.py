@@ -39,11 +39,11 @@ __all__ = [
 DEFAULT_STORE = Path(".evaldelta/runs.duckdb")
 TOP_KEYS = ("cases", "repeats", "store", "max_cost", "prices", "seed", "pins", "template",
             "providers", "arms", "score", "max_wall_seconds",
-            "stop_after_identical_errors")  # fmt: skip
+            "stop_after_identical_errors", "couple")  # fmt: skip
 PROVIDER_KEYS = ("kind", "base_url", "api_key_env", "timeout", "max_concurrency",
                  "requests_per_minute", "tokens_per_minute", "max_retries", "max_retry_after",
                  "retry_budget_seconds")  # fmt: skip
-LOCAL_KEYS = ("n_ctx", "n_threads", "repack")  # the local provider's own (LocalProvider)
+LOCAL_KEYS = ("n_ctx", "n_threads", "n_batch", "repack")  # the local provider's own (LocalProvider)
 MAX_SECONDS = 1e7  # about 116 days: any longer wait is a typo (and overflows socket timeouts)
 MAX_CONCURRENCY = 10_000
 MAX_RETRIES = 1_000
@@ -128,10 +128,11 @@ class RunConfig:
     score: OutputCheck | None = None
     checks: CheckSet | None = None  # run --checks / [score] checks: score = the overall pass
     pins: Mapping[str, Any] = field(default_factory=dict)
-    seed: int = 0  # seeds the retry jitter only; recorded
+    seed: int = 0  # seeds the retry jitter and --couple's per-case seeds; recorded
     max_wall_seconds: float | None = None  # stop launching calls after this long (None: never)
     stop_after_identical_errors: int = 3  # 401/403/404/unknown host this often: stop (0: never)
     path: str | None = None
+    couple: bool = False  # every arm sends one seed per (case, repeat): run/coupling.py
 
     def model_arm(self, name: str) -> ModelArm:
         """The model arm called ``name``."""
@@ -265,9 +266,16 @@ def parse_config(text: str, path: str = "<run config>") -> RunConfig:
             data.get("stop_after_identical_errors", 3), ("stop_after_identical_errors",)
         ),
         path=path,
+        couple=_flag(r, data.get("couple", False), ("couple",)),
     )
     _check_cascades(config, r)
     return config
+
+
+def _flag(r: _Reader, value: object, keys: Sequence[str]) -> bool:
+    if not isinstance(value, bool):
+        raise r.fail(keys, value, "must be true or false")
+    return value
 
 
 def _provider(r: _Reader, name: str, value: object) -> ProviderConfig:
@@ -295,7 +303,7 @@ def _provider(r: _Reader, name: str, value: object) -> ProviderConfig:
         if key in table:
             out[key] = r.integer(table.pop(key), [*keys, key], low=low, high=high)
     if kind == "local":  # LocalProvider's own keyword arguments, checked like the rest
-        for key, low in (("n_ctx", 16), ("n_threads", 1)):
+        for key, low in (("n_ctx", 16), ("n_threads", 1), ("n_batch", 1)):
             if key in table:
                 table[key] = r.integer(table[key], [*keys, key], low=low)
         if "repack" in table and not isinstance(table["repack"], bool):
@@ -493,6 +501,7 @@ def with_flags(
     max_cost: float | None = None,
     score_regex: str | None = None,
     checks: Path | None = None,
+    couple: bool | None = None,
 ) -> RunConfig:
     """``config`` with the command line's flags applied (flags win; ``--arm`` adds arms)."""
     new_arms = list(config.arms)
@@ -517,6 +526,7 @@ def with_flags(
         repeats=repeats if repeats is not None else config.repeats,
         store=store if store is not None else config.store,
         max_cost=max_cost if max_cost is not None else config.max_cost,
+        couple=couple if couple is not None else config.couple,
     )
     if score_regex is not None:
         out = replace(out, score=OutputCheck("regex", score_regex, where="--score-regex"))

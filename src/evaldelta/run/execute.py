@@ -48,6 +48,7 @@ from evaldelta.run.cache import cache_key
 from evaldelta.run.cases import CaseSet
 from evaldelta.run.checking import CheckRunner
 from evaldelta.run.config import Arm, ModelArm, RunConfig, provider_for
+from evaldelta.run.coupling import warn_uncoupled
 from evaldelta.run.limits import Clock, Lane, RetryPolicy
 from evaldelta.run.pins import arm_pins, run_id, run_pins, scorer_pins
 from evaldelta.run.prices import PriceTable
@@ -343,6 +344,7 @@ async def execute(
     ``until_decided``: send the cases in looks and stop once a gate policy's answer is
     decided (:mod:`evaldelta.run.decided`); ``on_look`` is then told of every look judged.
     """
+    warn_uncoupled(config)  # --couple with an arm whose provider takes no seed
     if until_decided is not None:
         from evaldelta.run.decided import run_until_decided
 

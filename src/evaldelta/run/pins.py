@@ -17,6 +17,7 @@ from evaldelta import __version__
 from evaldelta.run.cases import CaseSet
 from evaldelta.run.checking import checks_pins
 from evaldelta.run.config import Arm, ModelArm, RunConfig, provider_for
+from evaldelta.run.coupling import coupling_pins
 from evaldelta.run.prices import PriceTable
 
 __all__ = ["arm_pins", "run_id", "run_pins", "scorer_pins"]
@@ -44,11 +45,12 @@ def _model_pins(arm: ModelArm, config: RunConfig, prices: PriceTable) -> dict[st
         "template": {"system": arm.template.system, "user": arm.template.user},
         "price_per_mtok": asdict(price) if price is not None else None,
         "pins": dict(arm.pins),
+        **coupling_pins(arm, config),
     }
 
 
 def arm_pins(arm: Arm, config: RunConfig, prices: PriceTable) -> dict[str, Any]:
-    """The pins of one arm (a cascade nests its steps' pins)."""
+    """The pins of one arm (a cascade nests its steps' pins); ``couple*`` under ``--couple``."""
     if isinstance(arm, ModelArm):
         return _model_pins(arm, config, prices)
     return {
@@ -57,6 +59,7 @@ def arm_pins(arm: Arm, config: RunConfig, prices: PriceTable) -> dict[str, Any]:
         "strong": {"arm": arm.strong, **_model_pins(config.model_arm(arm.strong), config, prices)},
         "verifier": arm.verifier.describe(),
         "pins": dict(arm.pins),
+        **coupling_pins(arm, config),
     }
 
 

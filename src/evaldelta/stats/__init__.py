@@ -107,6 +107,7 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time each loads on fir
         anytime_mean,
         anytime_paired,
         betting_pvalue,
+        betting_pvalue_path,
         betting_sequence,
     )
     from evaldelta.stats._settle import pairs_to_clear_paired_binary, pairs_to_clear_t
@@ -153,6 +154,7 @@ _WHERE = {
     "anytime_mean": "evaldelta.stats._sequential",
     "anytime_paired": "evaldelta.stats._sequential",
     "betting_pvalue": "evaldelta.stats._sequential",
+    "betting_pvalue_path": "evaldelta.stats._sequential",
     "betting_sequence": "evaldelta.stats._sequential",
     "Asymmetry": "evaldelta.stats._leakage",
     "LeakageRule": "evaldelta.stats._leakage",
@@ -274,6 +276,7 @@ __all__ = [
     "anytime_mean",
     "anytime_paired",
     "betting_pvalue",
+    "betting_pvalue_path",
     "betting_sequence",
     "bonett_price_paired",
     "break_even",

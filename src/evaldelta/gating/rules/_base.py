@@ -132,13 +132,6 @@ class PairGate:
                 "mean: the outcomes drift along the order, so the cases did not arrive in "
                 "random order and the sequence does not hold; the data cannot decide",
             }
-        if hasattr(result, "fail_pvalue"):  # a confidence sequence: valid at any n
-            return {
-                "outcome": outcome,
-                "leaning": leaning,
-                "sentence": f"{sentence} (anytime-valid)",
-                "p_fail": stats.fail_pvalue(result, bound),
-            }
         need = self.policy.min_informative
         if informative is not None and informative < need:
             return {
@@ -146,6 +139,13 @@ class PairGate:
                 "leaning": lean,
                 "sentence": f"the {what} rests on {informative} informative pairs (pairs whose "
                 f"scores differ), fewer than min_informative = {need}: the data cannot decide",
+            }
+        if hasattr(result, "fail_pvalue"):  # a confidence sequence: valid at any n of cases
+            return {
+                "outcome": outcome,
+                "leaning": leaning,
+                "sentence": f"{sentence} (anytime-valid)",
+                "p_fail": stats.fail_pvalue(result, bound),
             }
         cases = getattr(result, "n", None)
         if (

@@ -18,6 +18,7 @@ from evaldelta.report.sections import (
     arms,
     checks,
     cost,
+    coupling,
     coverage,
     evidence,
     footer,
@@ -30,8 +31,10 @@ from evaldelta.report.sections import (
     pins,
     plan,
     pooled,
+    reliability,
     repeats,
     samples,
+    sequential,
     slices,
     standardized,
     summaries,
@@ -56,7 +59,10 @@ __all__ = [
 
 SECTIONS: list[Any] = [
     header.HEADER,  # text: the baseline line; HTML: the page's header, loud notes in it
+    # a sequential comparison says so before any interval (text, terminal, Markdown first)
+    only(sequential.SEQUENTIAL, "text", "terminal", "markdown"),
     only(verdict.VERDICT, "html"),  # the page opens with the verdict
+    only(sequential.SEQUENTIAL, "html"),  # under it, before any other interval
     only(pins.PINS, "html"),  # the HTML's pins table, under the verdict
     repeats.REPEATS,
     pins.PIN_WARNING,
@@ -66,6 +72,7 @@ SECTIONS: list[Any] = [
     only(notes.LOUD_NOTES, "markdown"),  # the comment flags them after the upstream warning
     PAIRS,  # every pair, each showing PAIR_SECTIONS
     samples.SAMPLES,
+    reliability.RELIABILITY,
     summaries.SUMMARIES,
     leakage.LEAKAGE,  # text, Markdown (the HTML shows it under the checks)
     three_arm.THREE_ARM,
@@ -83,6 +90,7 @@ PAIR_SECTIONS: list[Any] = [
     only(mixes.MIXES, "html"),  # mix sensitivity, after the rates per arm
     pooled.POOLED,
     evidence.EVIDENCE,
+    coupling.COUPLING,  # run --couple: how far the arms' outcomes moved together
     coverage.COVERAGE,
     moved.MOVED,
     arms.ARMS,

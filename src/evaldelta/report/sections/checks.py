@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evaldelta.comparison.model import Comparison
+from evaldelta.report._sequential import interval_word
 from evaldelta.report.sections._base import Report, Section
 from evaldelta.report.sections._html import piece
 
@@ -60,6 +61,7 @@ class _Checks(Section[ChecksView]):
             comparison=view.comparison,
             checks=list(view.checks),
             leakage=list(view.leakage),
+            interval=interval_word(view.comparison),
         )
 
 

@@ -14,6 +14,7 @@ from rich.console import RenderableType
 
 from evaldelta.comparison.model import SliceDelta
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct, fmt_signed
+from evaldelta.report._sequential import P_WORD
 from evaldelta.report.sections._base import PairSection
 from evaldelta.report.sections._html import piece
 from evaldelta.report.sections._lines import terminal_lines
@@ -40,6 +41,7 @@ def _paired_lines(ctx: PairContext) -> list[str]:
     pair, binary, alpha = ctx.pair, ctx.binary, ctx.alpha
     b, c, o = pair.baseline, pair.candidate, pair.overall
     assert o.paired is not None
+    test = f"{P_WORD} =" if ctx.sequential else "exact McNemar p ="
     if ctx.single and o.table is not None:
         t = o.table
         lines = [
@@ -47,7 +49,14 @@ def _paired_lines(ctx: PairContext) -> list[str]:
             f"  both pass {t.both_pass} · both fail {t.both_fail} · only {b} passes "
             f"{t.only_baseline} · only {c} passes {t.only_candidate}",
             f"  informative pairs {o.informative}/{o.n_pairs} ({fmt_pct(o.informative_share)})"
-            f" · exact McNemar p = {fmt_p(o.paired.pvalue, alpha)}",
+            f" · {test} {fmt_p(o.paired.pvalue, alpha)}",
+        ]
+    elif ctx.sequential:  # a confidence sequence has no SE and no t
+        lines = [
+            f"Paired: mean per-case delta {fmt_signed(o.paired.estimate, 4)}, "
+            f"{P_WORD} = {fmt_p(o.paired.pvalue, alpha)}",
+            f"  informative pairs (delta not zero) {o.informative}/{o.n_pairs} "
+            f"({fmt_pct(o.informative_share)}); the rest cancel out of the difference",
         ]
     else:
         lines = [

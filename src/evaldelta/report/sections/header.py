@@ -14,6 +14,7 @@ from rich.console import RenderableType
 from evaldelta.comparison.model import Comparison
 from evaldelta.report._facts import is_loud
 from evaldelta.report._format import fmt_pct
+from evaldelta.report._sequential import intervals_phrase
 from evaldelta.report.sections._base import Report, Section
 from evaldelta.report.sections._html import piece
 from evaldelta.report.sections._lines import terminal_lines
@@ -60,6 +61,7 @@ class _Header(Section[HeaderView]):
             csp=CSP,
             comparison=view.comparison,
             confidence=fmt_pct(view.comparison.confidence),
+            intervals=intervals_phrase(view.comparison),
             loud_notes=view.loud_notes,
         )
 

@@ -19,6 +19,7 @@ from evaldelta.comparison.ordering import headline_standardized, ordered_slices
 from evaldelta.report._escape import md_code, md_text
 from evaldelta.report._facts import direction, metric_kind, scale_phrase
 from evaldelta.report._format import fmt_ci, fmt_delta, fmt_pct
+from evaldelta.report._sequential import CS_WORD, P_WORD, intervals_phrase
 from evaldelta.report.sections._base import PairSection
 from evaldelta.report.sections._html import piece
 from evaldelta.report.sections._lines import styled, term
@@ -32,7 +33,9 @@ def _same(text: str) -> str:
     return text
 
 
-def _overall_sentence(pair: PairComparison, binary: bool, b: str, c: str) -> list[str]:
+def _overall_sentence(
+    pair: PairComparison, binary: bool, b: str, c: str, sequential: bool
+) -> list[str]:
     res: PairedResult | UnpairedResult | FixedMix | None
     if pair.paired_available:
         res, what = pair.overall.main, f"on {pair.overall.n_pairs} paired cases"
@@ -47,7 +50,7 @@ def _overall_sentence(pair: PairComparison, binary: bool, b: str, c: str) -> lis
         return [f"Answer: {c} scores {word} than {b} {what}: {delta} {ci}."]
     return [
         f"Answer: these cases cannot tell {c} from {b} {what}: {delta} {ci}; "
-        "the interval contains both a gain and a loss."
+        f"the {CS_WORD if sequential else 'interval'} contains both a gain and a loss."
     ]
 
 
@@ -57,13 +60,17 @@ def answer_lines(
     name: Callable[[str], str] = _same,
     confidence: float = 0.95,
     arms: Sequence[ArmSlice] = (),
+    sequential: bool = False,
 ) -> list[str]:
     """One or two sentences that answer the question before any table (higher = better).
 
     ``name`` escapes every name from the data for the caller's format (Markdown). The worst
     slice named is the first of the tables' own order (:func:`ordered_slices`).
+    ``sequential``: the intervals are confidence sequences and the p-values anytime-valid,
+    and the sentences say so.
     """
-    out = _overall_sentence(pair, binary, name(pair.baseline), name(pair.candidate))
+    b, c = name(pair.baseline), name(pair.candidate)
+    out = _overall_sentence(pair, binary, b, c, sequential)
     alpha = 1.0 - confidence
     order = ordered_slices(pair, arms).slices
     finite = [d for d in order if d.main is not None and math.isfinite(d.main.ci.high)]
@@ -73,12 +80,12 @@ def answer_lines(
     if shown and shown[0].main is not None:
         d, worst_res = shown[0], shown[0].main
         share = f", {fmt_pct(d.traffic_share)} of traffic" if d.traffic_share else ""
-        count = (
-            f"{len(moved)} of {len(pair.slices)} slice(s) regress at Holm-adjusted p < {alpha:g}"
-        )
+        p = f"Holm-adjusted {P_WORD}" if sequential else "Holm-adjusted p"
+        count = f"{len(moved)} of {len(pair.slices)} slice(s) regress at {p} < {alpha:g}"
         if len(below) != len(moved):
             verb = "has" if len(below) == 1 else "have"
-            count += f"; {len(below)} {verb} an unadjusted interval below zero"
+            what = CS_WORD if sequential else "interval"
+            count += f"; {len(below)} {verb} an unadjusted {what} below zero"
         out.append(
             f"Worst slice: {name(d.slice)} {fmt_delta(worst_res.estimate, binary)} "
             f"{fmt_ci(worst_res.ci.low, worst_res.ci.high, binary)}{share}; {count}."
@@ -97,13 +104,15 @@ class _Heading(PairSection[HeadingView]):
     name = "heading"
 
     def view(self, pair: PairContext) -> HeadingView:
-        p, conf = pair.pair, pair.conf
+        p, conf = pair.pair, intervals_phrase(pair.comparison)
         title = (
             f"evaldelta compare · {p.baseline} -> {p.candidate} · metric: "
-            f"{pair.metric.metric} ({metric_kind(pair.metric)}) · by {pair.by} · {conf} intervals"
+            f"{pair.metric.metric} ({metric_kind(pair.metric)}) · by {pair.by} · {conf}"
         )
         conf_f = pair.comparison.confidence
-        answer = answer_lines(p, pair.binary, confidence=conf_f, arms=pair.arms)
+        answer = answer_lines(
+            p, pair.binary, confidence=conf_f, arms=pair.arms, sequential=pair.sequential
+        )
         return HeadingView(pair, title, tuple(answer))
 
     def text(self, view: HeadingView) -> list[str]:
@@ -149,7 +158,9 @@ class _Heading(PairSection[HeadingView]):
             "",
         ]
         conf = ctx.comparison.confidence
-        answer = answer_lines(pair, ctx.binary, md_text, confidence=conf, arms=ctx.arms)
+        answer = answer_lines(
+            pair, ctx.binary, md_text, confidence=conf, arms=ctx.arms, sequential=ctx.sequential
+        )
         for line in answer:  # the text report's own sentences, names escaped
             if line:
                 out += [line, ""]

@@ -17,6 +17,7 @@ from rich.text import Text
 from evaldelta.comparison.ordering import SliceOrder, ordered_slices
 from evaldelta.report._facts import one_slice
 from evaldelta.report._format import fmt_pct
+from evaldelta.report._sequential import interval_head
 from evaldelta.report.sections._base import Format, Report, Section
 
 if TYPE_CHECKING:
@@ -71,6 +72,16 @@ class PairContext:
     def conf(self) -> str:
         """The confidence level as the reports print it (``95%``)."""
         return fmt_pct(self.comparison.confidence)
+
+    @property
+    def sequential(self) -> bool:
+        """Every interval is an anytime-valid confidence sequence (``report/_sequential.py``)."""
+        return self.comparison.sequential is not None
+
+    @property
+    def interval_head(self) -> str:
+        """The interval column's head: ``95% interval``, or ``anytime 95% CS`` (sequential)."""
+        return interval_head(self.comparison)
 
     @property
     def alpha(self) -> float:

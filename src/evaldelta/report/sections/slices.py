@@ -18,6 +18,7 @@ from evaldelta.comparison.ordering import MIN_RANKED_N
 from evaldelta.report._escape import md_text
 from evaldelta.report._facts import direction, one_slice_sentence, rests_on
 from evaldelta.report._format import fmt, fmt_ci, fmt_delta, fmt_p, fmt_pct
+from evaldelta.report._sequential import p_head
 from evaldelta.report.sections._base import PairSection
 from evaldelta.report.sections._html import piece
 from evaldelta.report.sections._lines import table, term
@@ -101,7 +102,7 @@ class _Slices(PairSection[SlicesView]):
                 f"({one_slice_sentence(only)})",
             )
         has_traffic = any(d.traffic_share is not None for d in p.slices)
-        head = ["slice", "delta", f"{pair.conf} interval", "p (Holm)" if only is None else "p"]
+        head = ["slice", "delta", pair.interval_head, p_head(pair.comparison, only is None)]
         head += ["n", b, c, *(("traffic",) if has_traffic else ())]
         shown = pair.order.slices if only is None else ()
         return SlicesView(pair, title, caption, tuple(head), has_traffic, tuple(shown))
@@ -122,6 +123,8 @@ class _Slices(PairSection[SlicesView]):
         holm = (
             "" if ctx.only is not None else "; p in the slice rows is Holm-adjusted across slices"
         )
+        if ctx.sequential:
+            holm = f"; every p is anytime-valid{holm}"
         return [*lines, f"  (all cases: {method}{holm})", ""]
 
     def terminal(self, view: SlicesView) -> list[RenderableType]:
@@ -142,7 +145,9 @@ class _Slices(PairSection[SlicesView]):
         return piece(
             "sections/slices.html.j2",
             v=v,
-            confidence=view.ctx.conf,
+            interval_head=view.ctx.interval_head,
+            p_head=p_head(view.ctx.comparison, not v.one_slice),
+            sequential=view.ctx.sequential,
             forest_svg=svg,
             forest_note=_forest_note(rows, overall),
         )
@@ -174,9 +179,9 @@ def _markdown(view: SlicesView) -> list[str]:
     pair, binary, alpha = ctx.pair, ctx.binary, ctx.alpha
     caveat = binary and ctx.metric.repeated
     b, c = md_text(pair.baseline), md_text(pair.candidate)
-    p_head = "p (Holm)" if ctx.only is None else "p"
+    p = p_head(ctx.comparison, ctx.only is None)
     out = [
-        f"| slice | {c} − {b} | {ctx.conf} interval | {p_head} | n |",
+        f"| slice | {c} − {b} | {ctx.interval_head} | {p} | n |",
         "|---|---:|---|---:|---:|",
     ]
     shown = view.shown[:SHOWN]

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from evaldelta.comparison.model import Comparison
+from evaldelta.report._sequential import interval_word
 from evaldelta.report.sections._base import Report, Section
 from evaldelta.report.sections._html import piece
 
@@ -47,6 +48,7 @@ class _Summaries(Section[SummariesView]):
             "sections/summaries.html.j2",
             comparison=view.comparison,
             summaries=list(view.summaries),
+            interval=interval_word(view.comparison),
         )
 
 

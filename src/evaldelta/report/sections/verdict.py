@@ -11,11 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from evaldelta.comparison.model import Comparison
 from evaldelta.gating import Verdict
 from evaldelta.report.sections._base import Report, Section
 from evaldelta.report.sections._html import piece
 from evaldelta.report.verdict import (
     basis_note,
+    interval_column,
     outcome_word,
     render_verdict_markdown,
     render_verdict_text,
@@ -35,6 +37,7 @@ _ORDER = {"fail": 0, "inconclusive": 1, "pass": 2}  # the deciding rules first
 class VerdictView:
     verdict: dict[str, Any] | None  # the HTML piece's fields
     gate: Verdict | None = None  # text and Markdown word it whole
+    comparison: Comparison | None = None  # the comparison it judged (sequential or not)
 
 
 def _rules(verdict: Verdict) -> list[dict[str, Any]]:
@@ -69,12 +72,15 @@ class _Verdict(Section[VerdictView]):
         if v is None:
             return VerdictView(None)
         shares = [f"{r.candidate}: {t}" for r in v.rules for t in rule_break_even_sentences(r)]
+        seq = report.comparison.sequential is not None
         return VerdictView(
             gate=v,
+            comparison=report.comparison,
             verdict={
                 "decision": v.decision,
                 "headline": verdict_headline(v),
-                "basis": basis_note(v),
+                "basis": basis_note(v, seq),
+                "interval": interval_column(v, seq),
                 "policy": v.policy,
                 "metric": v.metric,
                 "by": v.by,
@@ -86,12 +92,14 @@ class _Verdict(Section[VerdictView]):
     def text(self, view: VerdictView) -> list[str] | None:
         if view.gate is None:
             return None
-        return render_verdict_text(view.gate).rstrip("\n").split("\n")
+        text = render_verdict_text(view.gate, view.comparison)
+        return text.rstrip("\n").split("\n")
 
     def markdown(self, view: VerdictView) -> list[str] | None:
         if view.gate is None:
             return None
-        return render_verdict_markdown(view.gate).rstrip("\n").split("\n")
+        text = render_verdict_markdown(view.gate, view.comparison)
+        return text.rstrip("\n").split("\n")
 
     def html(self, view: VerdictView) -> str:
         return piece("sections/verdict.html.j2", verdict=view.verdict)

@@ -17,7 +17,22 @@ batched decode (seen on this project's CI machines with llama-cpp-python 0.3.36)
 ``repack=True`` to use them where they work; they only make prompt evaluation faster.
 
 At temperature 0 the output is identical across processes; a ``seed`` pins sampling
-otherwise.
+otherwise: it is set on llama.cpp's sampler for that call alone (llama-cpp-python builds a
+new sampler per completion from it), so the same seed, model, prompt and temperature give
+the same text whatever was called before (``run --couple`` relies on it). A call without a
+seed draws a fresh one from the operating system, as an API without a seed would: left to
+itself, llama-cpp-python derives each call's seed from the previous call's, so two loaded
+copies of a model making the same sequence of calls would repeat each other's draws.
+
+Tokens are evaluated one at a time (``n_batch=1``, the default): llama.cpp computes the
+logits of a prompt evaluated in one batch with other kernels than those of one token at a
+time (on SmolLM2 they differ by up to 0.8), and llama-cpp-python keeps the prefix a prompt
+shares with the call before and evaluates only the rest, so with batches a reply depended on
+which call came before it (enough to change a sampled token). One token at a time, a kept
+prefix holds exactly what evaluating it afresh would, so reusing it stays cheap and changes
+nothing. On this project's 2-core machines it is faster too (the batched path of a Q4_1
+model without repacking is the slower one); for long prompts on a machine where batches are
+fast, ``n_batch = 512`` trades that for speed.
 """
 
 from __future__ import annotations
@@ -26,6 +41,7 @@ import asyncio
 import atexit
 import ctypes
 import importlib.util
+import secrets
 import threading
 import time
 from collections.abc import Sequence
@@ -115,10 +131,16 @@ class LocalProvider:
     name = "local"
 
     def __init__(
-        self, *, n_ctx: int = 2048, n_threads: int | None = None, repack: bool = False
+        self,
+        *,
+        n_ctx: int = 2048,
+        n_threads: int | None = None,
+        repack: bool = False,
+        n_batch: int = 1,
     ) -> None:
         self._n_ctx = n_ctx
         self._n_threads = n_threads
+        self._n_batch = n_batch
         self._repack = repack
         self._models: dict[Path, Any] = {}
         self._closed = False
@@ -142,6 +164,7 @@ class LocalProvider:
                     model_path=str(path),
                     n_ctx=self._n_ctx,
                     n_threads=self._n_threads,
+                    n_batch=self._n_batch,
                     verbose=False,
                     seed=0,
                 )
@@ -169,8 +192,9 @@ class LocalProvider:
             }
             if params.top_p is not None:
                 kwargs["top_p"] = params.top_p
-            if params.seed is not None:
-                kwargs["seed"] = params.seed
+            # a fresh seed when none is pinned (see the module docstring); 31 bits stay clear
+            # of llama.cpp's "random" sentinel, 2**32 - 1
+            kwargs["seed"] = params.seed if params.seed is not None else secrets.randbits(31)
             if params.stop:
                 kwargs["stop"] = list(params.stop)
             start = time.perf_counter()
