@@ -157,9 +157,16 @@ def run_cmd(
     _summary_lines(summary)
     _arm_lines(summary.store, summary.run_id)
     metric = " --metric pass" if cfg.checks is not None else ""
-    typer.echo(
-        f"evaldelta compare --store {summary.store} --run {summary.run_id}{metric}", err=True
-    )
+    if plan is not None:  # the same sequential comparison and verdict, from the store
+        typer.echo(
+            f"evaldelta gate --store {summary.store} --run {summary.run_id} --policy "
+            f"{plan.policy} --by {plan.by} --sequential --order sequence", err=True
+        )  # fmt: skip
+    else:
+        typer.echo(
+            f"evaldelta compare --store {summary.store} --run {summary.run_id}{metric}",
+            err=True,
+        )
     if summary.decision is not None:
         _decided(summary)
     if plan is not None:  # stopped before a look was judged (a repeated error, the wall time)
